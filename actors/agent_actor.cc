@@ -1,0 +1,156 @@
+// The agent actor: follows the log into its core and view, asks memory for recall as of its
+// view, and proposes. In lockstep the campaign asks it to propose from a given view; in async
+// it proposes, submits to the guard and proposes again once its verdict is in its view.
+#include "actors/agent_core.h"
+#include "actors/follower.h"
+#include "actors/messages.h"
+#include "actors/shells.h"
+#include "actors/view.h"
+
+namespace arc::actors {
+namespace {
+
+struct agent_state {
+  std::unique_ptr<AgentCore> core;
+  std::unique_ptr<CampaignView> view;
+  Follower follower;
+  caf::actor journal, memory, guard, campaign;
+  bool running = false;    // async loop active
+  bool in_flight = false;  // a proposal is on its way to a verdict
+  bool stopping = false;
+  caf::response_promise stop_promise;
+  bool stop_pending = false;
+  uint64_t idle_at = 0;    // the view seq at which it last found nothing to propose
+  static inline const char* name = "arc.agent";
+};
+
+using agent_actor = caf::stateful_actor<agent_state>*;
+
+void apply(agent_actor self, const events::Event& e) {
+  self->state.view->apply(e);
+  self->state.core->apply(e);
+}
+
+// Computes a proposal from the view exactly as it is now, with recall as of the same seq.
+// `await` keeps every other message (new events) out until the recall arrives.
+template <class Then>
+void propose_now(agent_actor self, CampaignContext* ctx, Then then) {
+  const uint64_t v = self->state.view->last_seq();
+  self->request(self->state.memory, caf::infinite, recall_atom_v, ctx->problem.kernel_type, v)
+      .await(
+          [self, then](const recall_msg& r) mutable {
+            then(self->state.core->propose(*self->state.view, r.recall));
+          },
+          [self](caf::error& err) { self->quit(err); });
+}
+
+void async_step(agent_actor self, CampaignContext* ctx);
+
+void settle(agent_actor self) {
+  self->state.in_flight = false;
+  if (self->state.stop_pending) {
+    self->state.stop_pending = false;
+    self->state.stop_promise.deliver(true);
+  }
+}
+
+void async_step(agent_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (st.stopping || !st.running) return settle(self);
+  st.in_flight = true;
+  propose_now(self, ctx, [self, ctx](Proposal p) {
+    auto& st = self->state;
+    if (st.stopping) return settle(self);
+    if (!p.proposed) {
+      // Nothing new from this view: try again once the log has moved on.
+      st.idle_at = st.view->last_seq();
+      st.in_flight = false;
+      self->send(st.campaign, done_atom_v, st.core->name(), p.idle_reason);
+      st.follower.when(st.idle_at + 1, [self, ctx] { async_step(self, ctx); });
+      return;
+    }
+    event_list list;
+    if (p.drafted) list.events.push_back(events::make_event(st.core->name(), *p.drafted));
+    if (p.inspected) list.events.push_back(events::make_event(st.core->name(), *p.inspected));
+    list.events.push_back(events::make_event(st.core->name(), *p.proposed));
+    auto proposed = *p.proposed;
+    self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+        .then(
+            [self, ctx, proposed](const seq_list& seqs) mutable {
+              submission s{std::move(proposed), seqs.seqs.back()};
+              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
+                  .then(
+                      [self, ctx](const verdict_msg& v) {
+                        self->state.follower.when(v.last_seq,
+                                                  [self, ctx] { async_step(self, ctx); });
+                      },
+                      [self](caf::error& err) { self->quit(err); });
+            },
+            [self](caf::error& err) { self->quit(err); });
+  });
+}
+
+}  // namespace
+
+caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                       caf::actor journal, caf::actor memory, caf::actor guard) {
+  auto impl = [](agent_actor self, CampaignContext* ctx, uint32_t index, caf::actor journal,
+                 caf::actor memory, caf::actor guard) -> caf::behavior {
+    const auto& cfg = ctx->config.agents.at(index);
+    AgentSetup setup{cfg.name, index, cfg.skill, ctx->config.seed, ctx->config.drafting,
+                     ctx->config.sibling_inspection};
+    auto& st = self->state;
+    st.core = std::make_unique<AgentCore>(setup, ctx->problem, ctx->skills);
+    std::vector<std::string> names;
+    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
+    st.view = std::make_unique<CampaignView>(std::move(names));
+    st.journal = journal;
+    st.memory = memory;
+    st.guard = guard;
+    self->send(journal, subscribe_atom_v, caf::actor{self});
+    return {
+        [self](const published_events& p) {
+          if (!self->state.follower.on_published(
+                  p, [self](const events::Event& e) { apply(self, e); })) {
+            self->quit(caf::sec::runtime_error);
+          }
+        },
+        // Lockstep: propose from the view at exactly seq v.
+        [self, ctx, index](propose_atom, uint64_t v) {
+          auto rp = self->make_response_promise<proposal_msg>();
+          self->state.follower.when(v, [self, ctx, rp, index, v]() mutable {
+            if (self->state.view->last_seq() != v) {
+              rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                         "lockstep view moved past the round's seq"));
+              return;
+            }
+            propose_now(self, ctx, [rp, index](Proposal p) mutable {
+              rp.deliver(proposal_msg{std::move(p), index});
+            });
+          });
+          return rp;
+        },
+        // Async: start proposing once the log reaches `from`.
+        [self, ctx](run_atom, const caf::actor& campaign, uint64_t from) {
+          self->state.campaign = campaign;
+          self->state.running = true;
+          self->state.follower.when(from, [self, ctx] { async_step(self, ctx); });
+        },
+        // Replies once nothing of this agent is in flight.
+        [self](stop_atom) {
+          auto rp = self->make_response_promise<bool>();
+          self->state.stopping = true;
+          if (self->state.in_flight) {
+            self->state.stop_promise = rp;
+            self->state.stop_pending = true;
+          } else {
+            rp.deliver(true);
+          }
+          return rp;
+        },
+    };
+  };
+  return sys.spawn(impl, ctx, index, std::move(journal), std::move(memory), std::move(guard));
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,407 @@
+#include "actors/agent_core.h"
+
+#include <algorithm>
+#include <set>
+
+namespace arc::actors {
+namespace {
+
+// splitmix64 stream: the C++ standard's distributions are implementation-defined, so every draw
+// goes through this to stay identical across compilers.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() { return mix64(s_ += 0x9e3779b97f4a7c15ULL); }
+  size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
+  double unit() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+
+ private:
+  uint64_t s_;
+};
+
+size_t value_index(const eval::Knob& k, const std::string& v) {
+  auto it = std::find(k.values.begin(), k.values.end(), v);
+  if (it != k.values.end()) return static_cast<size_t>(it - k.values.begin());
+  auto d = std::find(k.values.begin(), k.values.end(), k.default_value);
+  return d == k.values.end() ? 0 : static_cast<size_t>(d - k.values.begin());
+}
+
+std::string knob_value(const eval::Variant& v, const eval::Knob& k) {
+  auto it = v.knobs.find(k.name);
+  return it == v.knobs.end() ? k.default_value : it->second;
+}
+
+// Knobs of the variant's family that the skill may touch and that have a choice.
+std::vector<const eval::Knob*> knobs_in_scope(const eval::Problem& p, const skills::Skill& s,
+                                              const eval::Variant& v) {
+  std::vector<const eval::Knob*> out;
+  const eval::Family* f = v.family.empty() ? nullptr : p.family(v.family);
+  if (f == nullptr) return out;
+  for (const auto& k : f->knobs) {
+    if (k.values.size() > 1 && s.may_touch_knob(k.name)) out.push_back(&k);
+  }
+  return out;
+}
+
+std::vector<const eval::Family*> families_in_scope(const eval::Problem& p, const skills::Skill& s,
+                                                   const std::string& except) {
+  std::vector<const eval::Family*> out;
+  for (const auto& f : p.families) {
+    if (f.name != except && s.may_use_family(f.name)) out.push_back(&f);
+  }
+  return out;
+}
+
+eval::Variant switch_family(const eval::Family& to, const eval::Variant& from) {
+  eval::Variant v = to.default_variant();
+  for (const auto& k : to.knobs) {
+    auto it = from.knobs.find(k.name);
+    if (it != from.knobs.end() &&
+        std::find(k.values.begin(), k.values.end(), it->second) != k.values.end()) {
+      v.knobs[k.name] = it->second;
+    }
+  }
+  return v;
+}
+
+// Applies a recorded move text ("knob:N=V", "knobs:A=x,B=y", "family:F") to a variant.
+bool apply_move_text(const eval::Problem& p, const std::string& move, eval::Variant& v) {
+  auto colon = move.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string kind = move.substr(0, colon);
+  const std::string rest = move.substr(colon + 1);
+  if (kind == "family") {
+    const eval::Family* f = p.family(rest);
+    if (f == nullptr || f->name == v.family) return false;
+    v = switch_family(*f, v);
+    return true;
+  }
+  if (kind != "knob" && kind != "knobs") return false;
+  const eval::Family* f = v.family.empty() ? nullptr : p.family(v.family);
+  if (f == nullptr) return false;
+  bool changed = false;
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos
+                                                                       : comma - start);
+    auto eq = item.find('=');
+    if (eq != std::string::npos) {
+      const eval::Knob* k = f->knob(item.substr(0, eq));
+      const std::string val = item.substr(eq + 1);
+      if (k != nullptr && std::find(k->values.begin(), k->values.end(), val) != k->values.end() &&
+          knob_value(v, *k) != val) {
+        v.knobs[k->name] = val;
+        changed = true;
+      }
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return changed;
+}
+
+// A gated candidate collapses gates equal to its base.
+void normalize(eval::Candidate& c) {
+  for (auto it = c.gates.begin(); it != c.gates.end();) {
+    it = it->second == c.base ? c.gates.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace
+
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b) {
+  return mix64(mix64(mix64(campaign_seed) ^ a) ^ (b * 0x632be59bd9b4e019ULL));
+}
+
+AgentCore::AgentCore(AgentSetup setup, const eval::Problem& problem,
+                     const std::vector<skills::Skill>& skills)
+    : setup_(std::move(setup)), problem_(&problem), skills_(&skills), skill_(setup_.skill) {
+  used_skills_.push_back(skill_);
+}
+
+const skills::Skill* AgentCore::find_skill(const std::string& name) const {
+  for (const auto& s : *skills_) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+void AgentCore::apply(const events::Event& e) {
+  switch (e.payload.type) {
+    case fb::Payload::CandidateProposed:
+      if (e.payload.AsCandidateProposed()->agent == setup_.name) {
+        ++proposals_;
+        draft_pending_ = false;
+      }
+      break;
+    case fb::Payload::StrategyDrafted: {
+      const auto* p = e.payload.AsStrategyDrafted();
+      if (p->agent != setup_.name) break;
+      skill_ = p->to_skill;
+      if (std::find(used_skills_.begin(), used_skills_.end(), skill_) == used_skills_.end()) {
+        used_skills_.push_back(skill_);
+      }
+      draft_pending_ = false;
+      break;
+    }
+    case fb::Payload::PlateauDetected: {
+      const auto* p = e.payload.AsPlateauDetected();
+      if (p->scope == fb::PlateauScope::AGENT && p->agent == setup_.name) draft_pending_ = true;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+std::optional<std::string> AgentCore::pick_draft_skill(const std::string& from,
+                                                       uint64_t rng_seed) const {
+  std::vector<std::string> fresh, seen;
+  for (const auto& s : *skills_) {
+    if (s.name == from || !s.eligible_for(problem_->kernel_type)) continue;
+    const bool used =
+        std::find(used_skills_.begin(), used_skills_.end(), s.name) != used_skills_.end();
+    (used ? seen : fresh).push_back(s.name);
+  }
+  const auto& pool = fresh.empty() ? seen : fresh;
+  if (pool.empty()) return std::nullopt;
+  Rng rng(rng_seed);
+  return pool[rng.below(pool.size())];
+}
+
+std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& skill,
+                                                        const Incumbent& inc,
+                                                        const CampaignView& view,
+                                                        const Recall& recall,
+                                                        uint64_t rng_seed) const {
+  const eval::Problem& p = *problem_;
+  Rng rng(rng_seed);
+  std::set<std::string> traps;
+  for (const auto& t : recall.traps) traps.insert(t.move);
+
+  // Move kinds and weights; recalled wins are always worth re-trying.
+  std::vector<std::pair<std::string, double>> kinds(skill.moves.begin(), skill.moves.end());
+  if (!recall.wins.empty() && skill.moves.count("recall_win") == 0) {
+    kinds.emplace_back("recall_win", 1.0);
+  }
+  double total = 0;
+  for (const auto& [k, w] : kinds) total += w;
+
+  // Targets: the base variant and each gated variant.
+  std::vector<std::string> targets = {""};
+  for (const auto& [w, _] : inc.candidate.gates) targets.push_back(w);
+
+  auto accept = [&](eval::Candidate c, std::string move) -> std::optional<Generated> {
+    normalize(c);
+    if (traps.count(move) != 0) return std::nullopt;
+    std::string h = c.hash();
+    if (view.known(h) || h == inc.hash) return std::nullopt;
+    return Generated{std::move(c), std::move(h), std::move(move)};
+  };
+  auto target_variant = [&](eval::Candidate& c, const std::string& t) -> eval::Variant& {
+    return t.empty() ? c.base : c.gates[t];
+  };
+
+  constexpr int kAttempts = 48;
+  for (int attempt = 0; attempt < kAttempts && total > 0; ++attempt) {
+    double r = rng.unit() * total;
+    std::string kind = kinds.back().first;
+    for (const auto& [k, w] : kinds) {
+      if (r < w) {
+        kind = k;
+        break;
+      }
+      r -= w;
+    }
+    eval::Candidate c = inc.candidate;
+    const std::string target = targets[rng.below(targets.size())];
+    eval::Variant& v = target_variant(c, target);
+    std::string move;
+    if (kind == "neighbour" || kind == "jump") {
+      auto ks = knobs_in_scope(p, skill, v);
+      if (ks.empty()) continue;
+      const eval::Knob& k = *ks[rng.below(ks.size())];
+      const size_t i = value_index(k, knob_value(v, k));
+      size_t j;
+      if (kind == "neighbour") {
+        const bool up = (rng.next() & 1) != 0;
+        j = up ? (i + 1 < k.values.size() ? i + 1 : i - 1) : (i > 0 ? i - 1 : i + 1);
+      } else {
+        j = (i + 1 + rng.below(k.values.size() - 1)) % k.values.size();
+      }
+      v.knobs[k.name] = k.values[j];
+      move = "knob:" + k.name + "=" + k.values[j];
+    } else if (kind == "pair") {
+      auto ks = knobs_in_scope(p, skill, v);
+      if (ks.size() < 2) continue;
+      size_t a = rng.below(ks.size());
+      size_t b = (a + 1 + rng.below(ks.size() - 1)) % ks.size();
+      if (ks[a]->name > ks[b]->name) std::swap(a, b);
+      move = "knobs:";
+      for (size_t idx : {a, b}) {
+        const eval::Knob& k = *ks[idx];
+        const size_t i = value_index(k, knob_value(v, k));
+        const bool up = (rng.next() & 1) != 0;
+        const size_t j = up ? (i + 1 < k.values.size() ? i + 1 : i - 1) : (i > 0 ? i - 1 : i + 1);
+        v.knobs[k.name] = k.values[j];
+        move += (idx == a ? "" : ",") + k.name + "=" + k.values[j];
+      }
+    } else if (kind == "family_switch") {
+      auto fs = families_in_scope(p, skill, v.family);
+      if (fs.empty()) continue;
+      const eval::Family& f = *fs[rng.below(fs.size())];
+      v = switch_family(f, v);
+      move = "family:" + f.name;
+    } else if (kind == "recall_win") {
+      if (recall.wins.empty()) continue;
+      const size_t n = std::min<size_t>(recall.wins.size(), 4);
+      const Conclusion& w = recall.wins[rng.below(n)];
+      if (!apply_move_text(p, w.move, v)) continue;
+      move = w.move;
+    } else if (kind == "shape_gate") {
+      // Per workload, the fastest correct variant seen so far.
+      const auto& names = view.workload_names();
+      std::vector<const eval::Variant*> best(names.size(), nullptr);
+      std::vector<double> best_ns(names.size(), 0);
+      for (const auto& rec : view.candidates()) {
+        for (size_t i = 0; i < rec.workloads.size() && i < names.size(); ++i) {
+          const auto& o = rec.workloads[i];
+          if (o.ok && o.median_ns > 0 && (best[i] == nullptr || o.median_ns < best_ns[i])) {
+            best[i] = &rec.candidate.variant_for(names[i]);
+            best_ns[i] = o.median_ns;
+          }
+        }
+      }
+      if (std::find(best.begin(), best.end(), nullptr) != best.end()) continue;
+      // The base is the variant that wins most workloads (first in workload order on ties).
+      size_t base_i = 0, base_count = 0;
+      for (size_t i = 0; i < best.size(); ++i) {
+        size_t count = 0;
+        for (const auto* b : best) count += (*b == *best[i]) ? 1 : 0;
+        if (count > base_count) {
+          base_count = count;
+          base_i = i;
+        }
+      }
+      eval::Candidate g;
+      g.base = *best[base_i];
+      for (size_t i = 0; i < best.size(); ++i) {
+        if (!(*best[i] == g.base)) g.gates[names[i]] = *best[i];
+      }
+      if (g.gates.empty()) continue;
+      move = "shape_gate:" + std::to_string(g.gates.size()) + "_gates";
+      c = std::move(g);
+    } else {
+      continue;  // a move kind this agent does not know
+    }
+    if (auto out = accept(std::move(c), std::move(move))) return out;
+  }
+
+  // Random moves found nothing new: walk every single-knob neighbour and family in scope, in
+  // a fixed order, before giving up.
+  for (const auto& target : targets) {
+    eval::Candidate base = inc.candidate;
+    const eval::Variant& v0 = target_variant(base, target);
+    for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
+      for (const auto& val : k->values) {
+        eval::Candidate c = base;
+        eval::Variant& v = target_variant(c, target);
+        if (knob_value(v, *k) == val) continue;
+        v.knobs[k->name] = val;
+        if (auto out = accept(std::move(c), "knob:" + k->name + "=" + val)) return out;
+      }
+    }
+    if (skill.moves.count("family_switch") != 0) {
+      for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
+        eval::Candidate c = base;
+        target_variant(c, target) = switch_family(*f, v0);
+        if (auto out = accept(std::move(c), "family:" + f->name)) return out;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) const {
+  Proposal out;
+  const Incumbent* mine = view.incumbent(setup_.name);
+  if (mine == nullptr) {
+    out.idle_reason = "no incumbent yet (baseline not decided)";
+    return out;
+  }
+  Incumbent inc = *mine;
+  std::string skill_name = skill_;
+  const uint64_t base_seed = seed_for(setup_.campaign_seed, setup_.index + 1, proposals_);
+
+  auto draft = [&](const std::string& reason) -> bool {
+    auto to = pick_draft_skill(skill_name, base_seed ^ 0xd1b54a32d192ed03ULL);
+    if (!to) return false;
+    fb::StrategyDraftedT d;
+    d.agent = setup_.name;
+    d.from_skill = skill_name;
+    d.to_skill = *to;
+    d.reason = reason;
+    out.drafted = std::move(d);
+    skill_name = *to;
+    if (setup_.sibling_inspection) {
+      // The fastest sibling whose incumbent beats ours (first in name order on ties).
+      const Incumbent* best = nullptr;
+      std::string best_agent;
+      for (const auto& [agent, sib] : view.incumbents()) {
+        if (agent == setup_.name) continue;
+        if (sib.score > inc.score && (best == nullptr || sib.score > best->score)) {
+          best = &sib;
+          best_agent = agent;
+        }
+      }
+      if (best != nullptr) {
+        fb::SiblingInspectedT s;
+        s.agent = setup_.name;
+        s.sibling = best_agent;
+        s.sibling_incumbent = best->hash;
+        s.sibling_score = best->score;
+        s.adopted = true;
+        out.inspected = std::move(s);
+        inc = *best;
+      }
+    }
+    return true;
+  };
+
+  if (draft_pending_ && setup_.drafting) draft("plateau: no KEEP in the last window");
+
+  const skills::Skill* skill = find_skill(skill_name);
+  std::optional<Generated> g;
+  if (skill != nullptr) g = generate(*skill, inc, view, recall, base_seed);
+  if (!g && !out.drafted && setup_.drafting && draft("exhausted: skill " + skill_name +
+                                                     " has nothing new to try")) {
+    skill = find_skill(skill_name);
+    if (skill != nullptr) g = generate(*skill, inc, view, recall, base_seed ^ 1);
+  }
+  if (!g) {
+    out.drafted.reset();
+    out.inspected.reset();
+    out.idle_reason = "nothing new to propose with skill " + skill_name;
+    return out;
+  }
+  fb::CandidateProposedT c;
+  c.candidate_hash = g->hash;
+  c.agent = setup_.name;
+  c.parent = inc.hash;
+  c.skill = skill_name;
+  c.move = g->move;
+  c.view_seq = view.last_seq();
+  c.canonical = g->candidate.canonical();
+  out.proposed = std::move(c);
+  return out;
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,77 @@
+#pragma once
+// AgentCore: a builtin agent's decisions. Its state is a fold of the log (its proposals, its
+// drafts, plateaus addressed to it); its incumbent comes from the CampaignView. propose() is a
+// pure function of (state, view, recall): the same prefix of the log gives the same proposal.
+//
+// A proposal may begin with a draft: after a PlateauDetected for this agent (or when its skill
+// has nothing new left to try) it switches to another eligible skill and, when a sibling's
+// incumbent scores higher, adopts a copy of it as its new base.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/memory_core.h"
+#include "actors/view.h"
+#include "eval/problem.h"
+#include "events/codec.h"
+#include "skills/skill.h"
+
+namespace arc::actors {
+
+struct AgentSetup {
+  std::string name;
+  uint32_t index = 0;
+  std::string skill;           // initial skill
+  uint64_t campaign_seed = 1;
+  bool drafting = true;
+  bool sibling_inspection = true;
+};
+
+struct Proposal {
+  std::optional<fb::StrategyDraftedT> drafted;
+  std::optional<fb::SiblingInspectedT> inspected;
+  std::optional<fb::CandidateProposedT> proposed;  // empty: nothing new to propose
+  std::string idle_reason;                         // why `proposed` is empty
+};
+
+class AgentCore {
+ public:
+  // `problem` and `skills` must outlive the core.
+  AgentCore(AgentSetup setup, const eval::Problem& problem,
+            const std::vector<skills::Skill>& skills);
+
+  void apply(const events::Event& e);
+  Proposal propose(const CampaignView& view, const Recall& recall) const;
+
+  const std::string& name() const { return setup_.name; }
+  const std::string& skill() const { return skill_; }
+  uint32_t proposals() const { return proposals_; }
+  bool draft_pending() const { return draft_pending_; }
+
+ private:
+  struct Generated {
+    eval::Candidate candidate;
+    std::string hash;
+    std::string move;
+  };
+  const skills::Skill* find_skill(const std::string& name) const;
+  std::optional<Generated> generate(const skills::Skill& skill, const Incumbent& incumbent,
+                                    const CampaignView& view, const Recall& recall,
+                                    uint64_t rng_seed) const;
+  std::optional<std::string> pick_draft_skill(const std::string& from, uint64_t rng_seed) const;
+
+  AgentSetup setup_;
+  const eval::Problem* problem_;
+  const std::vector<skills::Skill>* skills_;
+  std::string skill_;
+  std::vector<std::string> used_skills_;
+  uint32_t proposals_ = 0;
+  bool draft_pending_ = false;
+};
+
+// Deterministic 64-bit mixing (splitmix64), the source of every agent's randomness.
+uint64_t mix64(uint64_t x);
+uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b);
+
+}  // namespace arc::actors

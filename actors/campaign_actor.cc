@@ -1,0 +1,293 @@
+// The campaign actor: starts the log, has the baseline evaluated, runs rounds (lockstep) or
+// lets agents run (async), and stops the campaign on budget, plateau or exhaustion.
+#include <algorithm>
+#include <set>
+
+#include "actors/follower.h"
+#include "actors/messages.h"
+#include "actors/shells.h"
+#include "actors/view.h"
+#include "storage/sha256.h"
+
+namespace arc::actors {
+namespace {
+
+struct campaign_state {
+  std::unique_ptr<CampaignView> view;
+  Follower follower;
+  caf::actor journal, guard;
+  std::vector<caf::actor> agents;
+  caf::response_promise done;
+  bool campaign_plateau = false;
+  bool finishing = false;
+  bool stopping = false;
+  std::map<std::string, uint64_t> idle;  // agent -> view seq at which it was idle
+  uint64_t last_decision_seq = 0;
+  static inline const char* name = "arc.campaign";
+};
+
+using campaign_actor = caf::stateful_actor<campaign_state>*;
+
+void finish(campaign_actor self, CampaignContext* ctx, const std::string& reason) {
+  auto& st = self->state;
+  if (st.finishing) return;
+  st.finishing = true;
+  fb::CampaignStoppedT s;
+  s.reason = reason;
+  s.candidates = st.view->decided();
+  if (const auto* best = st.view->best(); best != nullptr) {
+    s.best_hash = best->hash;
+    s.best_score = best->score;
+  }
+  event_list list;
+  list.events.push_back(events::make_event(kCampaignActor, std::move(s)));
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, reason](const seq_list&) {
+            self->request(self->state.journal, caf::infinite, sync_atom_v)
+                .then([self, reason](bool) { self->state.done.deliver(reason); },
+                      [self](caf::error& err) { self->state.done.deliver(err); });
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
+std::optional<std::string> stop_reason(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (st.view->decided() >= ctx->config.budget) {
+    return "budget of " + std::to_string(ctx->config.budget) + " candidates spent";
+  }
+  if (st.campaign_plateau) {
+    return "campaign plateau: no KEEP in the last " +
+           std::to_string(ctx->config.global_plateau) + " candidates";
+  }
+  return std::nullopt;
+}
+
+void round(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (auto why = stop_reason(self, ctx)) return finish(self, ctx, *why);
+  const uint64_t v = st.view->last_seq();
+  const uint32_t remaining = ctx->config.budget - st.view->decided();
+  auto replies = std::make_shared<std::vector<std::optional<Proposal>>>(st.agents.size());
+  auto pending = std::make_shared<size_t>(st.agents.size());
+  for (size_t i = 0; i < st.agents.size(); ++i) {
+    self->request(st.agents[i], caf::infinite, propose_atom_v, v)
+        .then(
+            [self, ctx, replies, pending, remaining](proposal_msg& m) {
+              (*replies)[m.agent_index] = std::move(m.proposal);
+              if (--*pending != 0) return;
+              // Every agent has answered: log the round in agent order.
+              event_list list;
+              std::vector<size_t> proposal_pos;
+              std::vector<fb::CandidateProposedT> proposals;
+              for (auto& r : *replies) {
+                if (!r || !r->proposed || proposals.size() >= remaining) continue;
+                const std::string& name = r->proposed->agent;
+                if (r->drafted) list.events.push_back(events::make_event(name, *r->drafted));
+                if (r->inspected) list.events.push_back(events::make_event(name, *r->inspected));
+                proposal_pos.push_back(list.events.size());
+                proposals.push_back(*r->proposed);
+                list.events.push_back(events::make_event(name, *r->proposed));
+              }
+              if (proposals.empty()) {
+                return finish(self, ctx, "every agent is out of new candidates");
+              }
+              self->request(self->state.journal, caf::infinite, append_atom_v, std::move(list))
+                  .then(
+                      [self, ctx, proposal_pos, proposals](const seq_list& seqs) mutable {
+                        submission_list subs;
+                        for (size_t i = 0; i < proposals.size(); ++i) {
+                          subs.items.push_back({std::move(proposals[i]), seqs.seqs[proposal_pos[i]]});
+                        }
+                        self->request(self->state.guard, caf::infinite, submit_atom_v,
+                                      std::move(subs))
+                            .then(
+                                [self, ctx](const verdict_list& vl) {
+                                  uint64_t last = 0;
+                                  for (const auto& v : vl.items) last = std::max(last, v.last_seq);
+                                  self->state.follower.when(last, [self, ctx] { round(self, ctx); });
+                                },
+                                [self](caf::error& err) { self->state.done.deliver(err); });
+                      },
+                      [self](caf::error& err) { self->state.done.deliver(err); });
+            },
+            [self](caf::error& err) { self->state.done.deliver(err); });
+  }
+}
+
+void begin_stop(campaign_actor self, CampaignContext* ctx, const std::string& reason) {
+  auto& st = self->state;
+  if (st.stopping) return;
+  st.stopping = true;
+  auto pending = std::make_shared<size_t>(st.agents.size());
+  for (const auto& a : st.agents) {
+    self->request(a, caf::infinite, stop_atom_v)
+        .then(
+            [self, ctx, pending, reason](bool) {
+              if (--*pending == 0) finish(self, ctx, reason);
+            },
+            [self](caf::error& err) { self->state.done.deliver(err); });
+  }
+}
+
+void check_async(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (ctx->config.mode != Mode::kAsync || st.stopping || st.agents.empty()) return;
+  if (auto why = stop_reason(self, ctx)) return begin_stop(self, ctx, *why);
+  if (st.idle.size() == st.agents.size()) {
+    bool all_current = true;
+    for (const auto& [agent, at] : st.idle) all_current &= at >= st.last_decision_seq;
+    if (all_current) begin_stop(self, ctx, "every agent is out of new candidates");
+  }
+}
+
+void start_search(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (ctx->config.mode == Mode::kLockstep) return round(self, ctx);
+  for (const auto& a : st.agents) {
+    self->send(a, run_atom_v, caf::actor{self}, st.view->last_seq());
+  }
+}
+
+void run_baseline(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  fb::CandidateProposedT p;
+  p.candidate_hash = ctx->problem.seed.hash();
+  p.agent = kCampaignActor;
+  p.move = kBaselineMove;
+  p.view_seq = st.view->last_seq();
+  p.canonical = ctx->problem.seed.canonical();
+  event_list list;
+  list.events.push_back(events::make_event(kCampaignActor, p));
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx, p](const seq_list& seqs) mutable {
+            submission s{std::move(p), seqs.seqs.back()};
+            self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
+                .then(
+                    [self, ctx](const verdict_msg& v) {
+                      if (v.verdict != fb::Verdict::KEEP) {
+                        return finish(self, ctx, "baseline failed: " + v.reason);
+                      }
+                      self->state.follower.when(v.last_seq,
+                                                [self, ctx] { start_search(self, ctx); });
+                    },
+                    [self](caf::error& err) { self->state.done.deliver(err); });
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
+void begin(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  const auto& cfg = ctx->config;
+  fb::CampaignStartedT s;
+  s.config_text = cfg.text;
+  s.config_hash = storage::sha256_hex(cfg.text);
+  s.config_path = cfg.file.string();
+  s.problem_name = ctx->problem.name;
+  s.problem_hash = ctx->problem.hash;
+  s.problem_dir = ctx->problem.dir.string();
+  s.kernel_type = ctx->problem.kernel_type;
+  s.seed = cfg.seed;
+  s.mode = to_string(cfg.mode);
+  s.budget = cfg.budget;
+  s.device = ctx->device;
+  for (const auto& [k, v] : ctx->software) {
+    auto kv = std::make_unique<fb::KeyValueT>();
+    kv->key = k;
+    kv->value = v;
+    s.software.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : cfg.overrides) {
+    auto kv = std::make_unique<fb::KeyValueT>();
+    kv->key = k;
+    kv->value = v;
+    s.overrides.push_back(std::move(kv));
+  }
+  event_list list;
+  list.events.push_back(events::make_event(kCampaignActor, std::move(s)));
+  for (uint32_t i = 0; i < cfg.agents.size(); ++i) {
+    fb::AgentSpawnedT a;
+    a.agent = cfg.agents[i].name;
+    a.index = i;
+    a.backend = cfg.agents[i].backend;
+    a.skill = cfg.agents[i].skill;
+    list.events.push_back(events::make_event(kCampaignActor, std::move(a)));
+  }
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx](const seq_list&) {
+            self->request(self->state.guard, caf::infinite, peaks_atom_v)
+                .then(
+                    [self, ctx](peaks_msg& m) {
+                      event_list pl;
+                      pl.events.push_back(events::make_event(kGuardActor, std::move(m.peaks)));
+                      self->request(self->state.journal, caf::infinite, append_atom_v,
+                                    std::move(pl))
+                          .then(
+                              [self, ctx](const seq_list& seqs) {
+                                self->state.follower.when(seqs.seqs.back(), [self, ctx] {
+                                  run_baseline(self, ctx);
+                                });
+                              },
+                              [self](caf::error& err) { self->state.done.deliver(err); });
+                    },
+                    [self, ctx](caf::error& err) {
+                      finish(self, ctx, "device peaks unavailable: " +
+                                            self->system().render(err));
+                    });
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
+}  // namespace
+
+caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                          caf::actor guard, std::vector<caf::actor> agents) {
+  auto impl = [](campaign_actor self, CampaignContext* ctx, caf::actor journal, caf::actor guard,
+                 std::vector<caf::actor> agents) -> caf::behavior {
+    auto& st = self->state;
+    std::vector<std::string> names;
+    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
+    st.view = std::make_unique<CampaignView>(std::move(names));
+    st.journal = journal;
+    st.guard = guard;
+    st.agents = std::move(agents);
+    self->send(journal, subscribe_atom_v, caf::actor{self});
+    return {
+        [self, ctx](const published_events& p) {
+          auto& st = self->state;
+          bool decided = false;
+          if (!st.follower.on_published(p, [self, &decided](const events::Event& e) {
+                auto& st = self->state;
+                st.view->apply(e);
+                if (e.payload.type == fb::Payload::PlateauDetected &&
+                    e.payload.AsPlateauDetected()->scope == fb::PlateauScope::CAMPAIGN) {
+                  st.campaign_plateau = true;
+                } else if (e.payload.type == fb::Payload::Decision) {
+                  st.last_decision_seq = e.seq;
+                  decided = true;
+                } else if (e.payload.type == fb::Payload::CandidateProposed) {
+                  st.idle.erase(e.payload.AsCandidateProposed()->agent);
+                }
+              })) {
+            st.done.deliver(caf::make_error(caf::sec::runtime_error, "corrupt published event"));
+            return;
+          }
+          if (decided) check_async(self, ctx);
+        },
+        [self, ctx](start_atom) {
+          self->state.done = self->make_response_promise<std::string>();
+          begin(self, ctx);
+          return self->state.done;
+        },
+        [self, ctx](done_atom, const std::string& agent, const std::string&) {
+          self->state.idle[agent] = self->state.view->last_seq();
+          check_async(self, ctx);
+        },
+    };
+  };
+  return sys.spawn(impl, ctx, std::move(journal), std::move(guard), std::move(agents));
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,319 @@
+#include "actors/campaign_config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace arc::actors {
+namespace {
+
+std::string where(const std::filesystem::path& file, const std::string& field) {
+  return file.string() + ": field '" + field + "'";
+}
+
+class Reader {
+ public:
+  Reader(const toml::table& root, const std::filesystem::path& file) : root_(root), file_(file) {}
+
+  Status error() const { return error_; }
+  bool failed() const { return !error_.is_ok(); }
+
+  const toml::table* table(const std::string& name, bool required) {
+    const toml::node* n = root_.get(name);
+    if (n == nullptr) {
+      if (required) fail(name, "a table [" + name + "]", "nothing");
+      return nullptr;
+    }
+    if (!n->is_table()) {
+      fail(name, "a table", type_name(*n));
+      return nullptr;
+    }
+    return n->as_table();
+  }
+
+  template <class T>
+  void get(const toml::table* t, const std::string& prefix, const std::string& key, T& out,
+           bool required, const char* expected) {
+    if (failed() || t == nullptr) return;
+    const std::string field = prefix.empty() ? key : prefix + "." + key;
+    const toml::node* n = t->get(key);
+    if (n == nullptr) {
+      if (required) fail(field, expected, "nothing");
+      return;
+    }
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!n->is_string()) return fail(field, expected, type_name(*n));
+      out = n->as_string()->get();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!n->is_boolean()) return fail(field, expected, type_name(*n));
+      out = n->as_boolean()->get();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (n->is_integer()) {
+        out = static_cast<T>(n->as_integer()->get());
+      } else if (n->is_floating_point()) {
+        out = static_cast<T>(n->as_floating_point()->get());
+      } else {
+        return fail(field, expected, type_name(*n));
+      }
+    } else {
+      if (!n->is_integer()) return fail(field, expected, type_name(*n));
+      int64_t v = n->as_integer()->get();
+      if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) {
+        return fail(field, expected, std::to_string(v));
+      }
+      out = static_cast<T>(v);
+    }
+  }
+
+  // A bound: a non-negative integer or the string "unbounded" (stored as 0).
+  void bound(const toml::table* t, const std::string& prefix, const std::string& key,
+             uint32_t& out) {
+    if (failed() || t == nullptr) return;
+    const toml::node* n = t->get(key);
+    if (n == nullptr) return;
+    const std::string field = prefix + "." + key;
+    if (n->is_string() && n->as_string()->get() == "unbounded") {
+      out = 0;
+      return;
+    }
+    if (n->is_integer() && n->as_integer()->get() > 0 &&
+        n->as_integer()->get() <= (1 << 30)) {
+      out = static_cast<uint32_t>(n->as_integer()->get());
+      return;
+    }
+    fail(field, "a positive integer or \"unbounded\"", describe(*n));
+  }
+
+  void fail(const std::string& field, const std::string& expected, const std::string& got) {
+    if (failed()) return;
+    error_ = Status::invalid_argument(where(file_, field) + ": expected " + expected + ", got " +
+                                      got);
+  }
+  void fail_raw(const std::string& field, const std::string& message) {
+    if (failed()) return;
+    error_ = Status::invalid_argument(where(file_, field) + ": " + message);
+  }
+
+  static std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string (" + describe(n) + ")";
+      case toml::node_type::integer: return "an integer (" + describe(n) + ")";
+      case toml::node_type::floating_point: return "a float (" + describe(n) + ")";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::table: return "a table";
+      default: return "a date/time";
+    }
+  }
+  static std::string describe(const toml::node& n) {
+    std::ostringstream os;
+    if (n.is_string()) {
+      os << '"' << n.as_string()->get() << '"';
+    } else if (n.is_integer()) {
+      os << n.as_integer()->get();
+    } else if (n.is_floating_point()) {
+      os << n.as_floating_point()->get();
+    } else {
+      os << "a " << n.type();
+    }
+    return os.str();
+  }
+
+ private:
+  const toml::table& root_;
+  std::filesystem::path file_;
+  Status error_;
+};
+
+void check_unknown(Reader& r, const toml::table* t, const std::string& prefix,
+                   const std::set<std::string>& known) {
+  if (t == nullptr || r.failed()) return;
+  for (const auto& [k, _] : *t) {
+    if (known.count(std::string(k.str())) == 0) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      r.fail_raw(prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str()),
+                 "unknown field; expected one of: " + list);
+      return;
+    }
+  }
+}
+
+bool valid_agent_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s == "campaign" || s == "guard") return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* to_string(Mode m) { return m == Mode::kAsync ? "async" : "lockstep"; }
+
+std::filesystem::path arc_home() {
+  if (const char* h = std::getenv("ARC_HOME"); h != nullptr && *h != '\0') return h;
+#ifdef ARC_SOURCE_DIR
+  return ARC_SOURCE_DIR;
+#else
+  return std::filesystem::current_path();
+#endif
+}
+
+Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file.string());
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << file.string() << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": TOML syntax error: " << e.description();
+    return Status::invalid_argument(os.str());
+  }
+  CampaignConfig c;
+  c.file = std::filesystem::absolute(file);
+  c.text = text;
+  Reader r(root, c.file);
+  check_unknown(r, &root, "", {"campaign", "evaluation", "guard", "memory", "plateau", "agents"});
+
+  const toml::table* camp = r.table("campaign", true);
+  check_unknown(r, camp, "campaign",
+                {"name", "problem", "skills", "seed", "budget", "mode", "global_plateau",
+                 "durability"});
+  std::string problem, skills, mode = "lockstep";
+  r.get(camp, "campaign", "name", c.name, true, "a string");
+  r.get(camp, "campaign", "problem", problem, true, "a path to problem.toml or its folder");
+  r.get(camp, "campaign", "skills", skills, false, "a path to the skills folder");
+  r.get(camp, "campaign", "seed", c.seed, false, "a non-negative integer");
+  r.get(camp, "campaign", "budget", c.budget, false, "a positive integer");
+  r.get(camp, "campaign", "mode", mode, false, "\"async\" or \"lockstep\"");
+  r.get(camp, "campaign", "global_plateau", c.global_plateau, false, "a non-negative integer");
+  r.get(camp, "campaign", "durability", c.durability, false, "\"sync\" or \"batch\"");
+  if (r.failed()) return r.error();
+  if (mode == "async") {
+    c.mode = Mode::kAsync;
+  } else if (mode == "lockstep") {
+    c.mode = Mode::kLockstep;
+  } else {
+    r.fail("campaign.mode", "\"async\" or \"lockstep\"", "\"" + mode + "\"");
+  }
+  if (c.durability != "sync" && c.durability != "batch") {
+    r.fail("campaign.durability", "\"sync\" or \"batch\"", "\"" + c.durability + "\"");
+  }
+  if (c.budget == 0) r.fail("campaign.budget", "a positive integer", "0");
+  if (c.name.empty()) r.fail("campaign.name", "a non-empty string", "\"\"");
+  if (r.failed()) return r.error();
+  const auto base = c.file.parent_path();
+  c.problem = std::filesystem::weakly_canonical(base / problem);
+  auto problem_file = std::filesystem::is_directory(c.problem) ? c.problem / "problem.toml"
+                                                               : c.problem;
+  if (!std::filesystem::exists(problem_file)) {
+    return Status::invalid_argument(where(c.file, "campaign.problem") +
+                                    ": expected an existing problem.toml or folder, got \"" +
+                                    problem + "\" (" + problem_file.string() + " not found)");
+  }
+  c.skills = skills.empty() ? arc_home() / "skills"
+                            : std::filesystem::weakly_canonical(base / skills);
+
+  const toml::table* ev = r.table("evaluation", false);
+  check_unknown(r, ev, "evaluation",
+                {"rounds", "warmup", "repetitions", "buffer_sets", "timeout_s",
+                 "memory_limit_mb", "flush_cache"});
+  auto& s = c.evaluation;
+  r.get(ev, "evaluation", "rounds", s.rounds, false, "a positive integer");
+  r.get(ev, "evaluation", "warmup", s.warmup, false, "a non-negative integer");
+  r.get(ev, "evaluation", "repetitions", s.repetitions, false, "a positive integer");
+  r.get(ev, "evaluation", "buffer_sets", s.buffer_sets, false, "a positive integer");
+  r.get(ev, "evaluation", "timeout_s", s.timeout_s, false, "a positive number of seconds");
+  r.get(ev, "evaluation", "memory_limit_mb", s.memory_limit_mb, false, "a positive integer");
+  r.get(ev, "evaluation", "flush_cache", s.flush_cache, false, "a boolean");
+  if (r.failed()) return r.error();
+  if (s.rounds == 0) r.fail("evaluation.rounds", "a positive integer", "0");
+  if (s.repetitions < 3) {
+    r.fail("evaluation.repetitions", "an integer >= 3", std::to_string(s.repetitions));
+  }
+  if (s.buffer_sets == 0) r.fail("evaluation.buffer_sets", "a positive integer", "0");
+  if (!(s.timeout_s > 0)) {
+    r.fail("evaluation.timeout_s", "a positive number of seconds", std::to_string(s.timeout_s));
+  }
+  if (s.memory_limit_mb < 64) {
+    r.fail("evaluation.memory_limit_mb", "an integer >= 64", std::to_string(s.memory_limit_mb));
+  }
+
+  const toml::table* guard = r.table("guard", false);
+  check_unknown(r, guard, "guard", {"margin"});
+  r.get(guard, "guard", "margin", c.margin, false, "a number in [0, 1)");
+  if (!r.failed() && !(c.margin >= 0 && c.margin < 1)) {
+    r.fail("guard.margin", "a number in [0, 1)", std::to_string(c.margin));
+  }
+
+  const toml::table* mem = r.table("memory", false);
+  check_unknown(r, mem, "memory", {"wins", "traps"});
+  r.bound(mem, "memory", "wins", c.wins_bound);
+  r.bound(mem, "memory", "traps", c.traps_bound);
+
+  const toml::table* pl = r.table("plateau", false);
+  check_unknown(r, pl, "plateau", {"window", "drafting", "sibling_inspection"});
+  r.get(pl, "plateau", "window", c.plateau_window, false, "a positive integer");
+  r.get(pl, "plateau", "drafting", c.drafting, false, "a boolean");
+  r.get(pl, "plateau", "sibling_inspection", c.sibling_inspection, false, "a boolean");
+  if (!r.failed() && c.plateau_window == 0) r.fail("plateau.window", "a positive integer", "0");
+  if (r.failed()) return r.error();
+
+  const toml::node* agents = root.get("agents");
+  if (agents == nullptr) {
+    return Status::invalid_argument(where(c.file, "agents") +
+                                    ": expected at least one [[agents]] entry, got nothing");
+  }
+  if (!agents->is_array_of_tables()) {
+    return Status::invalid_argument(where(c.file, "agents") +
+                                    ": expected an array of tables [[agents]], got " +
+                                    Reader::type_name(*agents));
+  }
+  std::set<std::string> names;
+  size_t i = 0;
+  for (const auto& node : *agents->as_array()) {
+    const auto* t = node.as_table();
+    const std::string prefix = "agents[" + std::to_string(i++) + "]";
+    check_unknown(r, t, prefix, {"name", "skill", "backend"});
+    AgentConfig a;
+    r.get(t, prefix, "name", a.name, true, "an agent name (letters, digits, '-', '_')");
+    r.get(t, prefix, "skill", a.skill, true, "the name of a folder under skills/");
+    r.get(t, prefix, "backend", a.backend, false, "\"builtin\"");
+    if (r.failed()) return r.error();
+    if (!valid_agent_name(a.name)) {
+      r.fail(prefix + ".name",
+             "1-64 letters, digits, '-' or '_' (not \"campaign\" or \"guard\")",
+             "\"" + a.name + "\"");
+    } else if (!names.insert(a.name).second) {
+      r.fail(prefix + ".name", "a name no other agent has", "\"" + a.name + "\" again");
+    } else if (a.backend != "builtin") {
+      r.fail(prefix + ".backend", "\"builtin\"", "\"" + a.backend + "\"");
+    } else if (!std::filesystem::exists(c.skills / a.skill / "skill.toml")) {
+      r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(),
+             "\"" + a.skill + "\"");
+    }
+    if (r.failed()) return r.error();
+    c.agents.push_back(std::move(a));
+  }
+  if (c.agents.empty()) {
+    return Status::invalid_argument(where(c.file, "agents") +
+                                    ": expected at least one [[agents]] entry, got none");
+  }
+  return c;
+}
+
+Result<CampaignConfig> load_campaign(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return Status::invalid_argument(file.string() + ": cannot read the campaign file");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_campaign(ss.str(), file);
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,53 @@
+#pragma once
+// A campaign as configured by a campaign.toml (format: docs/campaign-format.md).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval/evaluator.h"
+#include "events/status.h"
+
+namespace arc::actors {
+
+enum class Mode { kAsync, kLockstep };
+const char* to_string(Mode m);
+
+struct AgentConfig {
+  std::string name;
+  std::string skill;
+  std::string backend = "builtin";  // builtin (llm and exec plug in here)
+};
+
+struct CampaignConfig {
+  std::filesystem::path file;  // the campaign file (absolute)
+  std::string text;            // its contents as given
+  std::string name;
+  std::filesystem::path problem;  // problem.toml or its folder (absolute)
+  std::filesystem::path skills;   // skills root (absolute); default <repo>/skills
+  uint64_t seed = 1;
+  uint32_t budget = 40;            // candidates evaluated, the baseline excluded
+  Mode mode = Mode::kLockstep;
+  uint32_t global_plateau = 24;    // stop after this many candidates without a KEEP; 0 = never
+  std::string durability = "sync";  // sync | batch
+  eval::EvalSettings evaluation;
+  double margin = 0.02;            // minimum relative improvement for a KEEP
+  uint32_t wins_bound = 16;        // 0 = unbounded
+  uint32_t traps_bound = 16;       // 0 = unbounded
+  uint32_t plateau_window = 8;     // per-agent: candidates without a KEEP before drafting
+  bool drafting = true;            // agents switch skill on plateau
+  bool sibling_inspection = true;  // drafting agents may adopt a faster sibling's incumbent
+  std::vector<AgentConfig> agents;
+  std::map<std::string, std::string> overrides;  // command-line overrides applied, for the log
+};
+
+// Parses campaign text. `file` names the source in errors and anchors relative paths.
+Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file);
+Result<CampaignConfig> load_campaign(const std::filesystem::path& file);
+
+// The folder KernelArc's data (skills/, problems/, eval/host_abi.h) lives in: $ARC_HOME, else the
+// source tree this binary was built from.
+std::filesystem::path arc_home();
+
+}  // namespace arc::actors

@@ -1,0 +1,142 @@
+#include "actors/campaign_runner.h"
+
+#include <chrono>
+#include <thread>
+
+#include <flatbuffers/base.h>
+#include <rocksdb/version.h>
+
+#include "actors/messages.h"
+#include "actors/shells.h"
+#include "storage/journal.h"
+#include "storage/sha256.h"
+
+namespace arc::actors {
+
+Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options) {
+  if (options.seed) {
+    config.seed = *options.seed;
+    config.overrides["seed"] = std::to_string(*options.seed);
+  }
+  if (options.budget) {
+    if (*options.budget == 0) {
+      return Status::invalid_argument("--budget: expected a positive integer, got 0");
+    }
+    config.budget = *options.budget;
+    config.overrides["budget"] = std::to_string(*options.budget);
+  }
+  if (options.mode) {
+    config.mode = *options.mode;
+    config.overrides["mode"] = to_string(*options.mode);
+  }
+  auto problem = eval::load_problem(config.problem);
+  if (!problem) return problem.status();
+  auto skills = skills::load_skills(config.skills);
+  if (!skills) return skills.status();
+  for (size_t i = 0; i < config.agents.size(); ++i) {
+    const auto& a = config.agents[i];
+    const skills::Skill* found = nullptr;
+    for (const auto& s : skills.value()) {
+      if (s.name == a.skill) found = &s;
+    }
+    const std::string field =
+        config.file.string() + ": field 'agents[" + std::to_string(i) + "].skill'";
+    if (found == nullptr) {
+      return Status::invalid_argument(field + ": expected a skill under " +
+                                      config.skills.string() + ", got \"" + a.skill + "\"");
+    }
+    if (!found->eligible_for(problem->kernel_type)) {
+      return Status::invalid_argument(field + ": expected a skill eligible for kernel type '" +
+                                      problem->kernel_type + "', got \"" + a.skill + "\"");
+    }
+  }
+  return PreparedCampaign{std::move(config), std::move(problem.value()),
+                          std::move(skills.value())};
+}
+
+Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& options) {
+  namespace fs = std::filesystem;
+  if (!options.make_evaluator) return Status::invalid_argument("no evaluator configured");
+  std::error_code ec;
+  if (fs::exists(options.run_dir, ec) && !fs::is_empty(options.run_dir, ec)) {
+    return Status::invalid_argument("--run-dir " + options.run_dir.string() +
+                                    ": expected a new or empty folder (use `arcd resume` to "
+                                    "continue a run)");
+  }
+  auto evaluator = options.make_evaluator(prepared.problem);
+  if (!evaluator) return evaluator.status();
+
+  fs::create_directories(options.run_dir, ec);
+  if (ec) {
+    return Status::io_error("cannot create " + options.run_dir.string() + ": " + ec.message());
+  }
+  storage::JournalOptions jo;
+  jo.durability = prepared.config.durability == "batch" ? storage::Durability::kBatch
+                                                        : storage::Durability::kSync;
+  auto journal = storage::Journal::open(log_dir_of(options.run_dir).string(), jo);
+  if (!journal) return journal.status();
+  const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+  const std::string campaign_id =
+      storage::sha256_hex(prepared.config.text + "|" + std::to_string(prepared.config.seed) +
+                          "|" + std::to_string(now))
+          .substr(0, 16);
+  if (auto s = journal.value()->set_campaign(campaign_id); !s) return s;
+
+  CampaignContext ctx;
+  ctx.config = std::move(prepared.config);
+  ctx.problem = std::move(prepared.problem);
+  ctx.skills = std::move(prepared.skills);
+  ctx.journal = journal.value().get();
+  ctx.evaluator = evaluator.value().get();
+  ctx.campaign_id = campaign_id;
+  ctx.device = ctx.evaluator->device();
+  ctx.software = {
+      {"kernelarc", "0.1.0"},
+      {"compiler", __VERSION__},
+      {"caf", "0.17.6"},
+      {"rocksdb", std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR) + "." +
+                      std::to_string(ROCKSDB_PATCH)},
+      {"flatbuffers", std::to_string(FLATBUFFERS_VERSION_MAJOR) + "." +
+                          std::to_string(FLATBUFFERS_VERSION_MINOR) + "." +
+                          std::to_string(FLATBUFFERS_VERSION_REVISION)},
+      {"evaluator", ctx.evaluator->name()},
+  };
+  ctx.compile_jobs = std::max(1u, std::thread::hardware_concurrency());
+  ctx.observer = options.observer;
+
+  std::string stop_reason;
+  Status failure;
+  {
+    caf::actor_system_config cfg;
+    add_arc_message_types(cfg);
+    if (options.threads > 0) cfg.set("scheduler.max-threads", options.threads);
+    cfg.set("logger.file-verbosity", caf::atom("quiet"));
+    caf::actor_system sys{cfg};
+    auto journal_actor = spawn_journal(sys, &ctx);
+    auto memory = spawn_memory(sys, &ctx, journal_actor);
+    auto plateau = spawn_plateau(sys, &ctx, journal_actor);
+    auto guard = spawn_guard(sys, &ctx, journal_actor, plateau);
+    std::vector<caf::actor> agents;
+    for (uint32_t i = 0; i < ctx.config.agents.size(); ++i) {
+      agents.push_back(spawn_agent(sys, &ctx, i, journal_actor, memory, guard));
+    }
+    auto campaign = spawn_campaign(sys, &ctx, journal_actor, guard, agents);
+    {
+      caf::scoped_actor self{sys};
+      self->request(campaign, caf::infinite, start_atom_v)
+          .receive([&stop_reason](const std::string& reason) { stop_reason = reason; },
+                   [&failure, &sys](caf::error& err) {
+                     failure = Status::internal("campaign failed: " + sys.render(err));
+                   });
+      std::vector<caf::actor> all = agents;
+      all.insert(all.end(), {campaign, guard, plateau, memory, journal_actor});
+      for (const auto& a : all) self->send_exit(a, caf::exit_reason::user_shutdown);
+      for (const auto& a : all) self->wait_for(a);
+    }
+  }
+  if (auto s = ctx.journal->sync(); !s) return s;
+  if (!failure) return failure;
+  return RunResult{campaign_id, stop_reason, options.run_dir, log_dir_of(options.run_dir)};
+}
+
+}  // namespace arc::actors

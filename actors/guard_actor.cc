@@ -1,0 +1,251 @@
+// The guard actor: dedups, compiles (a parallel pool for a lockstep round), evaluates one
+// candidate at a time on its device, asks the guard core for the verdict and logs every step.
+#include <algorithm>
+#include <deque>
+#include <future>
+#include <map>
+
+#include "actors/agent_core.h"
+#include "actors/follower.h"
+#include "actors/guard_core.h"
+#include "actors/messages.h"
+#include "actors/shells.h"
+#include "actors/view.h"
+
+namespace arc::actors {
+namespace {
+
+struct guard_item {
+  submission sub;
+  caf::response_promise promise;  // a single submission's promise
+  std::shared_ptr<verdict_list> list;  // set for lockstep rounds
+  std::shared_ptr<size_t> remaining;
+  size_t index = 0;
+};
+
+struct guard_state {
+  std::unique_ptr<GuardCore> core;
+  Follower follower;
+  caf::actor journal;
+  caf::actor plateau;
+  std::deque<guard_item> queue;
+  bool busy = false;
+  uint64_t last_own_seq = 0;
+  std::map<std::string, fb::CandidateEvaluatedT> evaluations;
+  std::map<std::string, fb::CompileFinishedT> precompiled;
+  static inline const char* name = "arc.guard";
+};
+
+using guard_actor = caf::stateful_actor<guard_state>*;
+
+uint64_t hash_prefix(const std::string& hex) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 16 && i < hex.size(); ++i) {
+    const char c = hex[i];
+    v = (v << 4) | static_cast<uint64_t>(c >= 'a' ? c - 'a' + 10 : c - '0');
+  }
+  return v;
+}
+
+void pump(guard_actor self, CampaignContext* ctx);
+
+void finish(guard_actor self, CampaignContext* ctx, verdict_msg v) {
+  guard_item item = std::move(self->state.queue.front());
+  self->state.queue.pop_front();
+  self->state.last_own_seq = std::max(self->state.last_own_seq, v.last_seq);
+  if (item.list) {
+    item.list->items[item.index] = std::move(v);
+    if (--*item.remaining == 0) item.promise.deliver(*item.list);
+  } else {
+    item.promise.deliver(std::move(v));
+  }
+  self->state.busy = false;
+  pump(self, ctx);
+}
+
+void fail(guard_actor self, CampaignContext* ctx, caf::error err) {
+  // A journal failure: every waiting requester learns it; nothing more is evaluated.
+  while (!self->state.queue.empty()) {
+    self->state.queue.front().promise.deliver(err);
+    self->state.queue.pop_front();
+  }
+  self->quit(err);
+}
+
+// Logs the decision (and its conclusion), asks the plateau detector, then finishes the item.
+void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcome) {
+  event_list list;
+  verdict_msg v;
+  v.candidate_hash = outcome.decision.candidate_hash;
+  v.verdict = outcome.decision.verdict;
+  v.reason = outcome.decision.reason;
+  list.events.push_back(events::make_event(kGuardActor, std::move(outcome.decision)));
+  if (outcome.conclusion) {
+    list.events.push_back(events::make_event(kGuardActor, std::move(*outcome.conclusion)));
+  }
+  self->request(self->state.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx, v](const seq_list& seqs) mutable {
+            self->request(self->state.plateau, caf::infinite, check_atom_v, seqs.seqs.back())
+                .then(
+                    [self, ctx, v](uint64_t last) mutable {
+                      v.last_seq = last;
+                      finish(self, ctx, std::move(v));
+                    },
+                    [self, ctx](caf::error& err) { fail(self, ctx, err); });
+          },
+          [self, ctx](caf::error& err) { fail(self, ctx, err); });
+}
+
+void process(guard_actor self, CampaignContext* ctx) {
+  const submission& sub = self->state.queue.front().sub;
+  const auto& proposal = sub.proposal;
+  auto& st = self->state;
+  if (auto stop = st.core->stop_decision(proposal)) {
+    record_decision(self, ctx, GuardOutcome{std::move(*stop), std::nullopt});
+    return;
+  }
+  if (auto earlier = st.core->earlier_evaluation(proposal.candidate_hash)) {
+    auto it = st.evaluations.find(proposal.candidate_hash);
+    if (it != st.evaluations.end()) {
+      record_decision(self, ctx, st.core->decide(proposal, it->second, *earlier));
+      return;
+    }
+  }
+  fb::CompileFinishedT compiled;
+  auto pre = st.precompiled.find(proposal.candidate_hash);
+  auto candidate = eval::Candidate::from_canonical(proposal.canonical);
+  if (pre != st.precompiled.end()) {
+    compiled = std::move(pre->second);
+    st.precompiled.erase(pre);
+  } else if (candidate) {
+    compiled = ctx->evaluator->compile(candidate.value(), proposal.candidate_hash);
+  }
+  fb::CandidateEvaluatedT evaluation;
+  if (!candidate) {
+    compiled.candidate_hash = proposal.candidate_hash;
+    compiled.ok = false;
+    evaluation.candidate_hash = proposal.candidate_hash;
+    for (const auto& w : ctx->problem.workloads) {
+      auto we = std::make_unique<fb::WorkloadEvaluationT>();
+      we->workload = w.name;
+      we->status = fb::WorkloadStatus::COMPILE_ERROR;
+      we->error = "malformed candidate: " + candidate.status().message();
+      evaluation.workloads.push_back(std::move(we));
+    }
+  } else {
+    eval::EvalRequest req;
+    req.candidate = candidate.value();
+    req.candidate_hash = proposal.candidate_hash;
+    req.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash), 0x5eed);
+    req.settings = ctx->config.evaluation;
+    evaluation = ctx->evaluator->evaluate(req, compiled);
+    evaluation.input_seed = req.input_seed;
+  }
+  evaluation.candidate_hash = proposal.candidate_hash;
+  compiled.candidate_hash = proposal.candidate_hash;
+  event_list list;
+  list.events.push_back(events::make_event(kGuardActor, std::move(compiled)));
+  list.events.push_back(events::make_event(kGuardActor, evaluation));
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx, evaluation](const seq_list& seqs) mutable {
+            const uint64_t eval_seq = seqs.seqs.back();
+            auto& st = self->state;
+            const auto& proposal = st.queue.front().sub.proposal;
+            auto outcome = st.core->decide(proposal, evaluation, eval_seq);
+            st.evaluations.emplace(proposal.candidate_hash, std::move(evaluation));
+            record_decision(self, ctx, std::move(outcome));
+          },
+          [self, ctx](caf::error& err) { fail(self, ctx, err); });
+}
+
+void pump(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (st.busy || st.queue.empty()) return;
+  st.busy = true;
+  const uint64_t need = std::max(st.queue.front().sub.seq, st.last_own_seq);
+  st.follower.when(need, [self, ctx] { process(self, ctx); });
+}
+
+void precompile(guard_actor self, CampaignContext* ctx, const submission_list& subs) {
+  // Compile the round's new candidates in parallel; evaluation stays one at a time.
+  std::vector<std::pair<std::string, eval::Candidate>> todo;
+  for (const auto& s : subs.items) {
+    const auto& h = s.proposal.candidate_hash;
+    if (self->state.core->earlier_evaluation(h) || self->state.precompiled.count(h)) continue;
+    auto c = eval::Candidate::from_canonical(s.proposal.canonical);
+    if (c) todo.emplace_back(h, std::move(c.value()));
+  }
+  const size_t jobs = std::max<uint32_t>(1, ctx->compile_jobs);
+  for (size_t start = 0; start < todo.size(); start += jobs) {
+    std::vector<std::future<fb::CompileFinishedT>> futures;
+    for (size_t i = start; i < std::min(todo.size(), start + jobs); ++i) {
+      futures.push_back(std::async(std::launch::async, [ctx, &todo, i] {
+        return ctx->evaluator->compile(todo[i].second, todo[i].first);
+      }));
+    }
+    for (size_t i = 0; i < futures.size(); ++i) {
+      self->state.precompiled[todo[start + i].first] = futures[i].get();
+    }
+  }
+}
+
+}  // namespace
+
+caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                       caf::actor plateau) {
+  auto impl = [](guard_actor self, CampaignContext* ctx, caf::actor journal,
+                 caf::actor plateau) -> caf::behavior {
+    GuardConfig gc;
+    gc.margin = ctx->config.margin;
+    gc.budget = ctx->config.budget;
+    gc.kernel_type = ctx->problem.kernel_type;
+    for (const auto& w : ctx->problem.workloads) gc.workloads.push_back(w.name);
+    self->state.core = std::make_unique<GuardCore>(std::move(gc));
+    self->state.journal = journal;
+    self->state.plateau = plateau;
+    self->send(journal, subscribe_atom_v, caf::actor{self});
+    return {
+        [self](const published_events& p) {
+          if (!self->state.follower.on_published(
+                  p, [self](const events::Event& e) { self->state.core->apply(e); })) {
+            self->quit(caf::sec::runtime_error);
+          }
+        },
+        [self, ctx](submit_atom, submission& s) {
+          auto rp = self->make_response_promise<verdict_msg>();
+          self->state.queue.push_back(guard_item{std::move(s), rp, nullptr, nullptr, 0});
+          pump(self, ctx);
+          return rp;
+        },
+        [self, ctx](submit_atom, submission_list& subs) {
+          auto rp = self->make_response_promise<verdict_list>();
+          if (subs.items.empty()) {
+            rp.deliver(verdict_list{});
+            return rp;
+          }
+          precompile(self, ctx, subs);
+          auto list = std::make_shared<verdict_list>();
+          list->items.resize(subs.items.size());
+          auto remaining = std::make_shared<size_t>(subs.items.size());
+          for (size_t i = 0; i < subs.items.size(); ++i) {
+            self->state.queue.push_back(guard_item{std::move(subs.items[i]), rp, list, remaining, i});
+          }
+          pump(self, ctx);
+          return rp;
+        },
+        [ctx](peaks_atom) -> caf::result<peaks_msg> {
+          auto p = ctx->evaluator->peaks();
+          if (!p) return caf::make_error(caf::sec::runtime_error, p.status().to_string());
+          return peaks_msg{p.value()};
+        },
+    };
+  };
+  if (ctx->detached_guard) {
+    return sys.spawn<caf::detached>(impl, ctx, std::move(journal), std::move(plateau));
+  }
+  return sys.spawn(impl, ctx, std::move(journal), std::move(plateau));
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,54 @@
+// The journal actor: the single writer of the campaign log.
+#include <memory>
+
+#include "actors/messages.h"
+#include "actors/shells.h"
+
+namespace arc::actors {
+namespace {
+
+struct journal_state {
+  std::vector<caf::actor> subscribers;
+  static inline const char* name = "arc.journal";
+};
+
+}  // namespace
+
+void add_arc_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::arc>();
+}
+
+caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
+  auto impl = [](caf::stateful_actor<journal_state>* self,
+                 CampaignContext* ctx) -> caf::behavior {
+    return {
+        [self, ctx](append_atom, event_list& list) -> caf::result<seq_list> {
+          if (list.events.empty()) return seq_list{};
+          auto last = ctx->journal->append_all(list.events);
+          if (!last) {
+            // The log is the truth: nothing unlogged may go on. Tell the requester why.
+            return caf::make_error(caf::sec::runtime_error,
+                                   "journal append failed: " + last.status().to_string());
+          }
+          seq_list out;
+          auto frames = std::make_shared<std::vector<std::string>>();
+          frames->reserve(list.events.size());
+          for (const auto& e : list.events) {
+            out.seqs.push_back(e.seq);
+            frames->push_back(events::encode_frame(e));
+            if (ctx->observer) ctx->observer(e);
+          }
+          published_events pub{std::move(frames), out.seqs.front()};
+          for (const auto& s : self->state.subscribers) self->send(s, pub);
+          return out;
+        },
+        [self](subscribe_atom, const caf::actor& who) {
+          self->state.subscribers.push_back(who);
+        },
+        [ctx](sync_atom) -> bool { return ctx->journal->sync().is_ok(); },
+    };
+  };
+  return sys.spawn(impl, ctx);
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,55 @@
+#pragma once
+// The CAF shells of the actors (DESIGN.md §3). Each receives messages, calls its pure core and
+// does the I/O; the decisions live in the cores. Spawn order: journal first, then memory,
+// plateau, guard, agents and the campaign, each subscribed to the journal.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caf/all.hpp"
+
+#include "actors/campaign_config.h"
+#include "eval/evaluator.h"
+#include "eval/problem.h"
+#include "events/codec.h"
+#include "skills/skill.h"
+#include "storage/journal.h"
+
+namespace arc::actors {
+
+// Everything a campaign's actors share; owned by the caller, outlives the actors.
+struct CampaignContext {
+  CampaignConfig config;
+  eval::Problem problem;
+  std::vector<skills::Skill> skills;
+  storage::Journal* journal = nullptr;
+  eval::Evaluator* evaluator = nullptr;
+  std::string campaign_id;
+  std::string device;
+  std::vector<std::pair<std::string, std::string>> software;
+  bool detached_guard = true;  // the guard blocks on evaluations: give it its own thread
+  uint32_t compile_jobs = 2;
+  // Called (from an actor thread) for every durable event, in seq order; may be empty.
+  std::function<void(const events::Event&)> observer;
+};
+
+// The single writer of the log. Handles: (append_atom, event_list) -> seq_list,
+// (subscribe_atom, actor), (sync_atom) -> bool. Publishes published_events to subscribers
+// after each durable append.
+caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx);
+caf::actor spawn_memory(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal);
+caf::actor spawn_plateau(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal);
+caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                       caf::actor plateau);
+caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                       caf::actor journal, caf::actor memory, caf::actor guard);
+// The campaign: (start_atom) -> std::string (the CampaignStopped reason) once it has stopped.
+caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                          caf::actor guard, std::vector<caf::actor> agents);
+
+// Registers KernelArc's message types with a CAF configuration.
+void add_arc_message_types(caf::actor_system_config& cfg);
+
+}  // namespace arc::actors

@@ -1,0 +1,39 @@
+#pragma once
+// A candidate: a complete implementation of a problem. Per workload it names a variant (a family
+// plus knob values, or free source); the base variant serves every workload without a gate.
+// A candidate is identified by the SHA-256 of its canonical JSON form.
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "events/status.h"
+
+namespace arc::eval {
+
+struct Variant {
+  std::string family;                        // family name; empty when `source` is set
+  std::map<std::string, std::string> knobs;  // compile-time defines, NAME -> VALUE
+  std::string source;                        // free source (llm/exec agents); empty otherwise
+
+  // Stable text naming this variant, e.g. "blocked{TILE=64,UNROLL=4}" or "source:<sha256/12>".
+  std::string key() const;
+  bool operator==(const Variant&) const = default;
+};
+
+struct Candidate {
+  Variant base;
+  std::map<std::string, Variant> gates;  // workload name -> variant used for that workload
+
+  const Variant& variant_for(const std::string& workload) const;
+  // Canonical JSON: sorted keys, no whitespace; the identity of the candidate.
+  std::string canonical() const;
+  // Full lowercase hex SHA-256 of canonical().
+  std::string hash() const;
+  static Result<Candidate> from_canonical(std::string_view text);
+  bool operator==(const Candidate&) const = default;
+};
+
+// The first 12 hex digits of a hash, for people.
+std::string short_hash(std::string_view hash);
+
+}  // namespace arc::eval

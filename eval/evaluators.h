@@ -1,0 +1,26 @@
+#pragma once
+// Builds the evaluator a campaign asks for.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eval/evaluator.h"
+#include "eval/problem.h"
+
+namespace arc::eval {
+
+struct EvaluatorChoice {
+  std::string kind = "host";                    // host | replay
+  std::vector<std::filesystem::path> replay_logs;  // replay: run directories or logs
+  std::filesystem::path cache_dir;              // host: compile cache; empty = default
+};
+
+// The default compile cache: $ARC_CACHE, else $XDG_CACHE_HOME/kernelarc, else
+// ~/.cache/kernelarc, else /tmp/kernelarc-cache.
+std::filesystem::path default_cache_dir();
+
+Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
+                                                  const Problem& problem);
+
+}  // namespace arc::eval

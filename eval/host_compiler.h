@@ -1,0 +1,80 @@
+#pragma once
+// Compiles host family sources, free candidate source and references into shared objects:
+//   g++ -O2 -std=c++17 -fPIC -shared -I<include root> -D<KNOB>=<VALUE>... -o <cache>/<key>.so <src>
+// The cache key is the SHA-256 of the source bytes, the option string, the compiler's version
+// line and eval/host_abi.h (the ABI every source includes), so equal inputs never compile twice
+// — across threads, processes (objects appear by atomic rename) and runs. A compile that the
+// compiler rejected is cached too (<key>.err): it would fail the same way again. Timeouts and
+// crashes of the compiler are not cached. Thread-safe; nothing here throws.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eval/candidate.h"
+#include "eval/problem.h"
+
+namespace arc::eval {
+
+struct HostCompilerOptions {
+  // Where objects (<key>.so), free sources (<key>.cc), rejections (<key>.err) and compiler
+  // logs (<sha256 of log>.log) live. Required; created when missing.
+  std::filesystem::path cache_dir;
+  // -I root; must hold eval/host_abi.h. Empty: $ARC_HOME, else the source tree this was built
+  // from (ARC_SOURCE_DIR).
+  std::filesystem::path include_root;
+  std::string compiler = "g++";  // found in PATH unless it has a '/'
+  // Compilers running at once, over all callers. 0: std::thread::hardware_concurrency().
+  unsigned jobs = 0;
+  double timeout_s = 120.0;  // per compile; past it the compiler is killed (not cached)
+};
+
+struct CompiledObject {
+  bool ok = false;
+  bool cached = false;            // nothing was compiled: the cache answered
+  std::string key;                // the cache key (lowercase hex SHA-256)
+  std::filesystem::path object;   // <cache>/<key>.so when ok
+  std::string options;            // the compiler command without -o and the source path
+  std::string log;                // the compiler's output (at most 64 KiB)
+  std::string log_ref;            // SHA-256 of `log` ("" when empty); the log is <cache>/<log_ref>.log
+  std::string error;              // why not ok: the compiler's message trimmed to ~4 KiB
+  double seconds = 0;             // time spent compiling (0 when cached)
+};
+
+class HostCompiler {
+ public:
+  explicit HostCompiler(HostCompilerOptions options);
+  ~HostCompiler();
+  HostCompiler(const HostCompiler&) = delete;
+  HostCompiler& operator=(const HostCompiler&) = delete;
+
+  // The first line of `<compiler> --version`, read once; "unknown (...)" when it cannot run.
+  const std::string& compiler_version() const;
+  const std::filesystem::path& include_root() const;
+  const std::filesystem::path& cache_dir() const;
+  // Where the object of a cache key lives (whether or not it exists). Keys that are not 64
+  // hex digits give an empty path, so a forged key can never name another file.
+  std::filesystem::path object_path(const std::string& key) const;
+
+  // A source file with knob defines (NAME -> VALUE; names must be C identifiers).
+  CompiledObject compile_file(const std::filesystem::path& source,
+                              const std::map<std::string, std::string>& defines);
+  // Source text (written to <cache>/<key>.cc first).
+  CompiledObject compile_text(std::string_view source,
+                              const std::map<std::string, std::string>& defines);
+  // A variant of a problem: its family's source with the variant's knobs, or its free source.
+  // Unknown families and knobs fail with a message naming them.
+  CompiledObject compile_variant(const Problem& problem, const Variant& variant);
+  // Several variants at once on up to `jobs` threads; results in the order given.
+  std::vector<CompiledObject> compile_variants(const Problem& problem,
+                                               const std::vector<Variant>& variants);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace arc::eval

@@ -1,0 +1,44 @@
+#pragma once
+// The replay evaluator answers from recorded measurements instead of a device: every
+// CompileFinished and CandidateEvaluated in the given logs, keyed by candidate hash (and the
+// device they were measured on). What it cannot answer it says, per workload (UNANSWERED), and
+// lists in unanswered().
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "eval/evaluator.h"
+#include "events/status.h"
+
+namespace arc::eval {
+
+class ReplayEvaluator : public Evaluator {
+ public:
+  // Indexes the logs (each a run directory's log folder, or a run directory).
+  static Result<std::unique_ptr<ReplayEvaluator>> open(
+      const std::vector<std::filesystem::path>& logs);
+
+  std::string name() const override { return "replay"; }
+  std::string device() const override { return device_; }
+  Result<fb::PeaksMeasuredT> peaks() override;
+  fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) override;
+  fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
+                                   const fb::CompileFinishedT& compiled) override;
+
+  size_t recorded() const { return evaluations_.size(); }
+  // Hashes of the candidates asked for and not found, in the order asked.
+  std::vector<std::string> unanswered() const;
+
+ private:
+  ReplayEvaluator() = default;
+  std::string device_;
+  std::optional<fb::PeaksMeasuredT> peaks_;
+  std::map<std::string, fb::CompileFinishedT> compiles_;
+  std::map<std::string, fb::CandidateEvaluatedT> evaluations_;
+  mutable std::mutex mu_;
+  std::vector<std::string> unanswered_;
+};
+
+}  // namespace arc::eval

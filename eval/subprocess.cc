@@ -1,0 +1,225 @@
+#include "eval/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace arc::eval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Closes [first, last] in the child; close_range needs Linux 5.9, the loop is the fallback.
+void close_fds_between(int first, int last) {
+  if (first > last) return;
+  if (::close_range(static_cast<unsigned>(first), static_cast<unsigned>(last), 0) == 0) return;
+  long open_max = ::sysconf(_SC_OPEN_MAX);
+  int limit = static_cast<int>(std::min<long>(open_max > 0 ? open_max : 4096, 65536));
+  for (int fd = first; fd <= std::min(last, limit); ++fd) ::close(fd);
+}
+
+// Runs in the forked child: only async-signal-safe calls until exec. Any failure is written as
+// errno to `err_fd` and the child exits 127.
+[[noreturn]] void child_exec(char* const* argv, const std::vector<std::pair<int, int>>& fds,
+                             bool new_group, int err_fd) {
+  auto fail = [err_fd](int err) {
+    ssize_t unused = ::write(err_fd, &err, sizeof err);
+    (void)unused;
+    ::_exit(127);
+  };
+  if (new_group) ::setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+
+  int max_target = 2;
+  for (const auto& [child_fd, parent_fd] : fds) max_target = std::max(max_target, child_fd);
+  // Move everything above the targets first, so that dup2 never overwrites a source it still
+  // needs (a parent fd may happen to carry a target's number).
+  int err_hi = ::fcntl(err_fd, F_DUPFD_CLOEXEC, max_target + 1);
+  if (err_hi < 0) fail(errno);
+  err_fd = err_hi;
+  int moved[16];
+  size_t n = std::min<size_t>(fds.size(), 16);
+  for (size_t i = 0; i < n; ++i) {
+    moved[i] = ::fcntl(fds[i].second, F_DUPFD, max_target + 1);
+    if (moved[i] < 0) fail(errno);
+  }
+  bool mapped[3] = {false, false, false};
+  for (size_t i = 0; i < n; ++i) {
+    if (::dup2(moved[i], fds[i].first) < 0) fail(errno);
+    if (fds[i].first <= 2) mapped[fds[i].first] = true;
+  }
+  if (!mapped[0] || !mapped[1] || !mapped[2]) {
+    int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd < 0) fail(errno);
+    for (int fd = 0; fd <= 2; ++fd) {
+      if (!mapped[fd] && ::dup2(null_fd, fd) < 0) fail(errno);
+    }
+    if (null_fd > 2) ::close(null_fd);
+  }
+  close_fds_between(max_target + 1, err_fd - 1);
+  close_fds_between(err_fd + 1, INT_MAX);
+  ::execvp(argv[0], argv);
+  fail(errno);
+  ::_exit(127);  // unreachable; keeps [[noreturn]] honest for the compiler
+}
+
+}  // namespace
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+Status make_pipe(UniqueFd* read_end, UniqueFd* write_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return Status::io_error("pipe2: " + errno_text(errno));
+  read_end->reset(p[0]);
+  write_end->reset(p[1]);
+  return Status::ok();
+}
+
+Result<pid_t> spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return Status::invalid_argument("spawn: empty command");
+  if (options.fds.size() > 16) return Status::invalid_argument("spawn: more than 16 fds");
+  // Everything the child touches is prepared before fork: after fork only the calling thread
+  // exists, and another thread may have held the allocator's lock.
+  std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+
+  UniqueFd err_read, err_write;
+  if (Status s = make_pipe(&err_read, &err_write); !s) return s;
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::io_error("fork: " + errno_text(errno));
+  if (pid == 0) child_exec(cargv.data(), options.fds, options.new_process_group, err_write.get());
+  if (options.new_process_group) ::setpgid(pid, pid);  // also here: no race with kill(-pid)
+  err_write.reset();
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(err_read.get(), &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return Status::unavailable("cannot execute '" + argv[0] + "': " + errno_text(child_errno));
+  }
+  return pid;
+}
+
+int kill_and_reap(pid_t pid) {
+  if (pid <= 0) return 0;
+  // Only signal the group when the child really leads one; kill(-our group) would be suicide.
+  if (::getpgid(pid) == pid) {
+    ::kill(-pid, SIGKILL);
+  } else {
+    ::kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string SubprocessResult::describe() const {
+  if (timed_out) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "timed out after %.3g s", seconds);
+    return buf;
+  }
+  if (signal != 0) return "killed by signal " + describe_signal(signal);
+  return "exited with status " + std::to_string(exit_code);
+}
+
+Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
+                                        const SubprocessOptions& options) {
+  UniqueFd out_read, out_write;
+  if (Status s = make_pipe(&out_read, &out_write); !s) return s;
+  SpawnOptions spawn;
+  spawn.fds = {{1, out_write.get()}, {2, out_write.get()}};
+  auto start = Clock::now();
+  auto pid = spawn_process(argv, spawn);
+  if (!pid) return pid.status();
+  out_write.reset();
+
+  SubprocessResult result;
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(options.timeout_s));
+  char buf[16384];
+  bool eof = false;
+  while (!eof) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    pollfd p{out_read.get(), POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left + 1, 1, 1000)));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (r == 0) continue;
+    ssize_t got = ::read(out_read.get(), buf, sizeof buf);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      break;
+    }
+    if (got == 0) {
+      eof = true;
+      break;
+    }
+    size_t room = options.output_cap - std::min(options.output_cap, result.output.size());
+    result.output.append(buf, std::min(room, static_cast<size_t>(got)));
+    if (static_cast<size_t>(got) > room) result.truncated = true;
+  }
+
+  int status = 0;
+  bool reaped = false;
+  // Output closed does not mean exited: wait for it, still under the deadline.
+  while (!result.timed_out) {
+    pid_t w = ::waitpid(*pid, &status, WNOHANG);
+    if (w == *pid) {
+      reaped = true;
+      break;
+    }
+    if (w < 0 && errno != EINTR) break;
+    if (Clock::now() >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!reaped) status = kill_and_reap(*pid);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  if (abbrev == nullptr) return "signal " + std::to_string(sig);
+  return std::string("SIG") + abbrev;
+}
+
+std::string describe_signal(int sig) { return std::to_string(sig) + " (" + signal_name(sig) + ")"; }
+
+}  // namespace arc::eval

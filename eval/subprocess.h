@@ -1,0 +1,93 @@
+#pragma once
+// Child processes without a shell. spawn_process() starts a program with an explicit map of
+// file descriptors (everything else closed, so a child never holds another child's pipe open);
+// run_subprocess() runs one to completion under a timeout and keeps a capped copy of what it
+// printed. The host compiler runs g++ through run_subprocess(); the host evaluator starts its
+// worker through spawn_process(). Nothing here throws.
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "events/status.h"
+
+namespace arc::eval {
+
+// Owns one file descriptor and closes it when destroyed.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// A pipe with both ends close-on-exec: a child spawned by another thread at the same moment
+// cannot inherit it (which would keep its write end open and hide EOF).
+Status make_pipe(UniqueFd* read_end, UniqueFd* write_end);
+
+struct SpawnOptions {
+  // {child fd, parent fd}: the parent's descriptor appears in the child under that number.
+  // Child descriptors 0, 1 and 2 not named here are /dev/null; every other one is closed.
+  std::vector<std::pair<int, int>> fds;
+  // Put the child in a process group of its own, so killing -pid also kills what it forked.
+  bool new_process_group = true;
+};
+
+// Starts argv[0] (searched in PATH when it has no '/'). Fails, naming the program and errno,
+// when it cannot be executed; the error is reported by the child before exec, not guessed.
+Result<pid_t> spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);
+
+struct SubprocessOptions {
+  double timeout_s = 120.0;       // past it the child's process group gets SIGKILL
+  size_t output_cap = 64 * 1024;  // bytes of stdout+stderr kept; the rest is read and dropped
+};
+
+struct SubprocessResult {
+  int exit_code = -1;      // the exit status when the child exited normally
+  int signal = 0;          // the signal that ended it, 0 if none
+  bool timed_out = false;  // the timeout fired (signal is then SIGKILL)
+  std::string output;      // stdout and stderr interleaved, at most output_cap bytes
+  bool truncated = false;  // more output than output_cap was produced
+  double seconds = 0;      // wall time from spawn to reap
+
+  bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
+  // "exited with status 1", "killed by signal 9 (SIGKILL)", "timed out after 120 s".
+  std::string describe() const;
+};
+
+// Runs argv to completion with stdin from /dev/null. Fails only when the program cannot be
+// started; how it ended (status, signal, timeout) is in the result.
+Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
+                                        const SubprocessOptions& options = {});
+
+// Sends SIGKILL to the process group of `pid` (or to `pid` alone when it leads no group of its
+// own) and reaps it. Returns the wait status.
+int kill_and_reap(pid_t pid);
+
+// "SIGSEGV"; "signal 64" for a number without a name.
+std::string signal_name(int sig);
+// "11 (SIGSEGV)".
+std::string describe_signal(int sig);
+
+}  // namespace arc::eval

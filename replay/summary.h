@@ -1,0 +1,83 @@
+#pragma once
+// A campaign's summary, folded from its log: what `arcd run` prints at the end, what
+// `arc-replay show` prints, and what report.md and best/ are written from.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "events/codec.h"
+#include "events/status.h"
+
+namespace arc::replay {
+
+struct AgentSummary {
+  std::string name;
+  std::string skill;          // current skill
+  std::vector<std::string> skills_used;
+  uint32_t candidates = 0;
+  uint32_t keeps = 0;
+  uint32_t reverts = 0;
+  uint32_t rejects = 0;
+  uint32_t stops = 0;
+  uint32_t plateaus = 0;
+  uint32_t drafts = 0;
+  uint32_t adoptions = 0;
+  double best_score = 1.0;
+  std::map<std::string, uint32_t> rejects_by_status;
+};
+
+struct WorkloadSummary {
+  std::string name;
+  double baseline_ns = 0;
+  double best_ns = 0;
+  double speedup = 0;
+  double sol_ns = 0;
+  double sol_score = 0;
+};
+
+struct CampaignSummary {
+  std::string campaign_id;
+  std::string problem;
+  std::string problem_dir;
+  std::string kernel_type;
+  std::string mode;
+  std::string device;
+  uint64_t seed = 0;
+  uint32_t budget = 0;
+  uint64_t events = 0;
+  bool stopped = false;
+  std::string stop_reason;
+  uint32_t candidates = 0;  // decided, the baseline excluded
+  uint32_t keeps = 0;
+  uint32_t rejects = 0;
+  uint32_t wins = 0;
+  uint32_t traps = 0;
+  std::string best_hash;
+  std::string best_canonical;
+  std::string best_agent;
+  std::string best_move;
+  double best_score = 0;
+  std::vector<WorkloadSummary> workloads;
+  std::vector<AgentSummary> agents;
+  double wall_seconds = 0;
+  std::vector<std::pair<uint32_t, double>> best_curve;  // (candidate index, best score)
+};
+
+CampaignSummary summarize(const std::vector<events::Event>& log);
+nlohmann::json to_json(const CampaignSummary& s);
+// A fixed-width table for terminals.
+std::string to_table(const CampaignSummary& s);
+std::string report_markdown(const CampaignSummary& s);
+
+// Writes RUN_DIR/report.md, RUN_DIR/summary.json and RUN_DIR/best/ (candidate.json plus, per
+// variant, the family source with its knobs as #defines).
+Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSummary& s);
+
+// Reads a run directory's whole log (verified).
+Result<std::vector<events::Event>> read_run(const std::filesystem::path& run_dir);
+
+}  // namespace arc::replay

@@ -1,0 +1,108 @@
+#pragma once
+// The campaign log: an append-only RocksDB database.
+//   column family "events":    key = 8-byte campaign key + big-endian seq, value = event frame
+//   column family "artifacts": key = SHA-256 hex of the blob, value = blob (ArtifactStore)
+//   column family "meta":      campaign index (campaign id -> JSON summary), last seq
+// Events are written once and never updated or deleted. Seqs start at 1 and are dense.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "events/codec.h"
+#include "events/status.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace arc::storage {
+
+enum class Durability {
+  kSync,   // every append is fsynced before it is acknowledged (default)
+  kBatch,  // appends reach the OS (WAL write) before they are acknowledged, so a killed
+           // process loses nothing acknowledged; fsync happens at sync() and on close, so a
+           // power loss may lose what came after the last sync()
+};
+
+struct JournalOptions {
+  Durability durability = Durability::kSync;
+  bool create_if_missing = true;
+  bool read_only = false;  // open without writing (arc-replay); no append allowed
+};
+
+// One stored event with the verified frame it came from.
+struct StoredEvent {
+  uint64_t seq = 0;
+  std::string frame;  // CRC + envelope bytes as stored
+};
+
+class Journal {
+ public:
+  static Result<std::unique_ptr<Journal>> open(const std::string& path,
+                                               const JournalOptions& options);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Campaign this journal writes; set once, before the first append (a journal holds one
+  // campaign; the campaign id is recorded in meta).
+  Status set_campaign(const std::string& campaign_id);
+  const std::string& campaign() const { return campaign_; }
+
+  // Assigns the next seq, stamps e.seq and e.campaign (and wall_time_ns if 0), writes it and
+  // returns the seq once the durability policy is met.
+  Result<uint64_t> append(events::Event& e);
+  // Appends several events in one write (one fsync under kSync).
+  Result<uint64_t> append_all(std::vector<events::Event>& batch);
+  // Forces everything appended so far to stable storage.
+  Status sync();
+
+  uint64_t last_seq() const { return last_seq_; }
+
+  // Reads events with from <= seq <= to (to = 0: up to the end), verifying each. Stops with a
+  // Corruption status naming the seq of the first bad record.
+  Status read(uint64_t from, uint64_t to,
+              const std::function<bool(uint64_t seq, const events::Event&)>& visit) const;
+  // As read(), but hands out the verified envelope without unpacking it.
+  Status read_raw(uint64_t from, uint64_t to,
+                  const std::function<bool(uint64_t seq, const fb::Envelope&)>& visit) const;
+  Result<std::vector<events::Event>> read_all() const;
+
+  // Blocks until an event with seq > after exists or the timeout passes; returns last_seq().
+  // Appends from this process wake waiters at once; other processes are polled.
+  uint64_t wait_for(uint64_t after, int timeout_ms);
+
+  // Artifacts (content-addressed): returns the SHA-256 hex of the blob.
+  Result<std::string> put_artifact(std::string_view blob);
+  // Verifies that the blob still hashes to its key.
+  Result<std::string> get_artifact(const std::string& hash) const;
+  bool has_artifact(const std::string& hash) const;
+
+  // Meta: small key/value facts about the campaign (e.g. "summary").
+  Status put_meta(const std::string& key, const std::string& value);
+  Result<std::string> get_meta(const std::string& key) const;
+
+  // For tests of damage detection: the raw RocksDB handle and the events column family.
+  rocksdb::DB* raw_db_for_testing() { return db_; }
+  rocksdb::ColumnFamilyHandle* events_cf_for_testing() { return events_cf_; }
+  std::string event_key_for_testing(uint64_t seq) const;
+
+ private:
+  Journal() = default;
+  struct Waiters;
+  rocksdb::DB* db_ = nullptr;
+  rocksdb::ColumnFamilyHandle* events_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* artifacts_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  JournalOptions options_;
+  std::string campaign_;
+  std::string campaign_key_;  // 8 bytes
+  uint64_t last_seq_ = 0;
+  std::unique_ptr<Waiters> waiters_;
+};
+
+}  // namespace arc::storage

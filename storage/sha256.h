@@ -1,0 +1,8 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace arc::storage {
+// Lowercase hex SHA-256 of the bytes.
+std::string sha256_hex(std::string_view bytes);
+}  // namespace arc::storage

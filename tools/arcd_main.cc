@@ -1,0 +1,203 @@
+// arcd: runs KernelArc campaigns. Exit codes: 0 done; 1 the campaign ran but failed (e.g. the
+// seed fails its own check); 2 bad input (a file, field or flag; nothing was written);
+// 3 storage or I/O error; 4 internal error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/campaign_runner.h"
+#include "eval/evaluators.h"
+#include "replay/progress.h"
+#include "replay/summary.h"
+#include "replay/verifier.h"
+
+namespace {
+
+int exit_code(const arc::Status& s) {
+  switch (s.code()) {
+    case arc::Status::Code::kOk: return 0;
+    case arc::Status::Code::kInvalidArgument:
+    case arc::Status::Code::kNotFound: return 2;
+    case arc::Status::Code::kIoError:
+    case arc::Status::Code::kCorruption: return 3;
+    default: return 4;
+  }
+}
+
+int fail(const arc::Status& s) {
+  std::fprintf(stderr, "arcd: %s\n", s.message().c_str());
+  return exit_code(s);
+}
+
+std::filesystem::path default_run_dir(const std::string& name) {
+  char stamp[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return std::filesystem::path("runs") / (name + "-" + stamp + "-" + std::to_string(getpid()));
+}
+
+int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
+            std::optional<uint64_t> seed, std::optional<uint32_t> budget, const std::string& mode,
+            bool json, const arc::eval::EvaluatorChoice& choice, bool quiet) {
+  auto config = arc::actors::load_campaign(campaign_file);
+  if (!config) return fail(config.status());
+  arc::actors::RunOptions options;
+  options.seed = seed;
+  options.budget = budget;
+  if (mode == "async") options.mode = arc::actors::Mode::kAsync;
+  if (mode == "lockstep") options.mode = arc::actors::Mode::kLockstep;
+  options.run_dir = run_dir_flag.empty() ? default_run_dir(config->name) : run_dir_flag;
+  auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
+  if (!prepared) return fail(prepared.status());
+  options.make_evaluator = [choice](const arc::eval::Problem& p) {
+    return arc::eval::make_evaluator(choice, p);
+  };
+  const bool terminal = isatty(fileno(stdout)) != 0 && !json;
+  FILE* progress_out = json ? stderr : stdout;
+  arc::replay::ProgressPrinter progress(progress_out, terminal, prepared->config.budget);
+  if (!quiet) {
+    options.observer = [&progress](const arc::events::Event& e) { progress.on_event(e); };
+    std::fprintf(progress_out, "arcd: campaign %s on %s (%zu agents, budget %u, %s) -> %s\n",
+                 prepared->config.name.c_str(), prepared->problem.name.c_str(),
+                 prepared->config.agents.size(), prepared->config.budget,
+                 arc::actors::to_string(prepared->config.mode), options.run_dir.c_str());
+  }
+  auto result = arc::actors::run_campaign(std::move(prepared.value()), options);
+  progress.finish();
+  if (!result) return fail(result.status());
+  auto log = arc::replay::read_run(result->run_dir);
+  if (!log) return fail(log.status());
+  auto summary = arc::replay::summarize(log.value());
+  if (auto s = arc::replay::write_run_outputs(result->run_dir, summary); !s) return fail(s);
+  if (json) {
+    auto j = arc::replay::to_json(summary);
+    j["run_dir"] = result->run_dir.string();
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    std::cout << "\n" << arc::replay::to_table(summary) << "run directory: " << result->run_dir.string()
+              << "\n";
+  }
+  return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
+}
+
+int cmd_list(bool json) {
+  namespace fs = std::filesystem;
+  const fs::path home = arc::actors::arc_home();
+  nlohmann::json j = {{"problems", nlohmann::json::array()}, {"skills", nlohmann::json::array()}};
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(home / "problems", ec);
+       !ec && it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename() == "problem.toml") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  if (!json) std::printf("problems (%s):\n", (home / "problems").c_str());
+  for (const auto& f : files) {
+    auto p = arc::eval::load_problem(f);
+    const auto rel = fs::relative(f.parent_path(), home).string();
+    if (!p) {
+      if (!json) std::printf("  %-28s (invalid: %s)\n", rel.c_str(), p.status().message().c_str());
+      continue;
+    }
+    const bool has_campaign = fs::exists(f.parent_path() / "campaign.toml");
+    j["problems"].push_back({{"path", rel},
+                             {"name", p->name},
+                             {"kernel_type", p->kernel_type},
+                             {"backend", p->backend},
+                             {"families", p->families.size()},
+                             {"workloads", p->workloads.size()},
+                             {"campaign", has_campaign}});
+    if (!json) {
+      std::printf("  %-28s %-10s %-5s %zu families, %zu workloads%s\n", rel.c_str(),
+                  p->kernel_type.c_str(), p->backend.c_str(), p->families.size(),
+                  p->workloads.size(), has_campaign ? ", campaign.toml" : "");
+    }
+  }
+  auto skills = arc::skills::load_skills(home / "skills");
+  if (!json) std::printf("skills (%s):\n", (home / "skills").c_str());
+  if (skills) {
+    for (const auto& s : skills.value()) {
+      j["skills"].push_back({{"name", s.name}, {"kernel_types", s.kernel_types}});
+      if (!json) std::printf("  %-12s %s\n", s.name.c_str(), s.description.c_str());
+    }
+  } else if (!json) {
+    std::printf("  (invalid: %s)\n", skills.status().message().c_str());
+  }
+  if (json) std::cout << j.dump(2) << std::endl;
+  return 0;
+}
+
+int cmd_check(const std::string& problem_path, const arc::eval::EvaluatorChoice& choice) {
+  auto p = arc::eval::load_problem(problem_path);
+  if (!p) return fail(p.status());
+  std::printf("problem %s (%s): %zu families, %zu workloads, hash %s\n", p->name.c_str(),
+              p->kernel_type.c_str(), p->families.size(), p->workloads.size(),
+              p->hash.substr(0, 12).c_str());
+  auto ev = arc::eval::make_evaluator(choice, p.value());
+  if (!ev) return fail(ev.status());
+  const auto hash = p->seed.hash();
+  auto compiled = ev.value()->compile(p->seed, hash);
+  arc::eval::EvalRequest req{p->seed, hash, 1, {}};
+  req.settings.repetitions = 5;
+  req.settings.warmup = 1;
+  req.settings.rounds = 2;
+  auto result = ev.value()->evaluate(req, compiled);
+  bool ok = compiled.ok;
+  for (const auto& w : result.workloads) {
+    ok &= w->status == arc::fb::WorkloadStatus::OK;
+    std::printf("  seed on %-16s %-14s median %10.1f ns  %s\n", w->workload.c_str(),
+                arc::fb::EnumNameWorkloadStatus(w->status), w->median_ns, w->error.c_str());
+  }
+  std::printf("%s\n", ok ? "the seed passes its own check" : "the seed FAILS its own check");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"arcd: KernelArc campaigns"};
+  app.require_subcommand(1);
+  arc::eval::EvaluatorChoice choice;
+  std::vector<std::string> replay_from;
+
+  auto* run = app.add_subcommand("run", "run a campaign");
+  std::string campaign, run_dir, mode;
+  std::optional<uint64_t> seed;
+  std::optional<uint32_t> budget;
+  bool json = false, quiet = false;
+  run->add_option("campaign", campaign, "campaign.toml")->required();
+  run->add_option("--run-dir", run_dir, "run directory (default runs/NAME-TIME-PID)");
+  run->add_option("--seed", seed, "override [campaign].seed");
+  run->add_option("--budget", budget, "override [campaign].budget");
+  run->add_option("--mode", mode, "override [campaign].mode")
+      ->check(CLI::IsMember({"async", "lockstep"}));
+  run->add_flag("--json", json, "print the summary as JSON");
+  run->add_flag("--quiet", quiet, "no live progress");
+  run->add_option("--evaluator", choice.kind, "host | replay")
+      ->check(CLI::IsMember({"host", "replay"}));
+  run->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+
+  auto* list = app.add_subcommand("list", "list shipped problems and skills");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "as JSON");
+
+  auto* check = app.add_subcommand("check", "validate a problem and check its seed");
+  std::string problem;
+  check->add_option("problem", problem, "problem.toml or its folder")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (const auto& r : replay_from) choice.replay_logs.emplace_back(r);
+  if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, quiet);
+  if (*list) return cmd_list(list_json);
+  if (*check) return cmd_check(problem, choice);
+  return 2;
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs a real demo campaign: a GPU problem when a CUDA device is present,
+# else the host softmax problem on the host evaluator. Extra args go to `arcd run`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/tools/build.sh"
+build=${BUILD_DIR:-$root/build}
+campaign=$root/problems/host/softmax/campaign.toml
+run_dir=$root/runs/demo-$(date +%Y%m%d-%H%M%S)
+"$build/tools/arcd" run "$campaign" --run-dir "$run_dir" "$@"
+"$build/tools/arc-replay" verify "$run_dir"
+echo "run directory: $run_dir (report: $run_dir/report.md)"
