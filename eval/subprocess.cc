@@ -34,7 +34,7 @@ void close_fds_between(int first, int last) {
 // errno to `err_fd` and the child exits 127.
 [[noreturn]] void child_exec(char* const* argv, const std::vector<std::pair<int, int>>& fds,
                              bool new_group, int err_fd) {
-  auto fail = [err_fd](int err) {
+  auto fail = [&err_fd](int err) {  // by reference: err_fd moves below
     ssize_t unused = ::write(err_fd, &err, sizeof err);
     (void)unused;
     ::_exit(127);

@@ -474,14 +474,28 @@ struct Outcome {
   uint32_t rounds = 0;
 };
 
+// JSON has no Inf or NaN: those travel as the strings "inf", "-inf" and "nan".
+json number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
 json outcome_json(const std::string& workload, const Outcome& o) {
-  return {{"workload", workload},     {"status", o.status},
-          {"error", o.error},         {"samples_ns", o.samples},
-          {"median_ns", o.stats.median}, {"p25_ns", o.stats.p25},
-          {"p75_ns", o.stats.p75},    {"min_ns", o.stats.min},
-          {"spread", o.stats.spread}, {"sol_ns", o.sol_ns},
-          {"method", "steady_clock"}, {"max_abs_error", o.max_abs_error},
-          {"matched_ratio", o.matched_ratio}, {"rounds", o.rounds}};
+  return {{"workload", workload},
+          {"status", o.status},
+          {"error", o.error},
+          {"samples_ns", o.samples},
+          {"median_ns", number(o.stats.median)},
+          {"p25_ns", number(o.stats.p25)},
+          {"p75_ns", number(o.stats.p75)},
+          {"min_ns", number(o.stats.min)},
+          {"spread", number(o.stats.spread)},
+          {"sol_ns", number(o.sol_ns)},
+          {"method", "steady_clock"},
+          {"max_abs_error", number(o.max_abs_error)},
+          {"matched_ratio", number(o.matched_ratio)},
+          {"rounds", o.rounds}};
 }
 
 size_t flush_bytes() {
@@ -562,7 +576,12 @@ class Worker {
           failed_name = job.name;
         }
       }
-      results.push_back(outcome_json(job.name, o));
+      json entry = outcome_json(job.name, o);
+      if (o.status != "NOT_RUN") {
+        // Streamed too, so the results of earlier workloads survive a later crash.
+        (void)write_message(out_fd_, json{{"op", "workload"}, {"index", i}, {"result", entry}});
+      }
+      results.push_back(std::move(entry));
     }
     return {{"op", "result"}, {"workloads", std::move(results)}, {"exiting", tainted_}};
   }
@@ -660,6 +679,7 @@ class Worker {
     auto check_threads = [&](const char* when) {
       int now = count_threads();
       if (threads_before > 0 && now > threads_before) {
+        tainted_ = true;  // the thread lives on in this process: replace it
         o.status = "WRONG_RESULT";
         o.error = "arc_kernel left " + std::to_string(now - threads_before) +
                   " thread(s) running after it returned " + when +
@@ -819,7 +839,7 @@ ThreadPeaks measure_thread_peaks() {
     if (src != nullptr && dst != nullptr) {
       std::memset(src, 1, bytes);
       std::memset(dst, 2, bytes);
-      const int reps = static_cast<int>((size_t{48} << 20) / bytes);
+      const int reps = static_cast<int>((size_t{128} << 20) / bytes);
       for (int t = 0; t < kTrials; ++t) {
         auto t0 = Clock::now();
         for (int r = 0; r < reps; ++r) {
@@ -840,7 +860,7 @@ ThreadPeaks measure_thread_peaks() {
        __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0},
       {"sse2", muladd_sse, 4, 12, true},
   };
-  constexpr long kIters = 100000;
+  constexpr long kIters = 300000;
   for (const auto& k : kernels) {
     if (!k.available) continue;
     for (int t = 0; t < kTrials; ++t) {

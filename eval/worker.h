@@ -19,11 +19,14 @@
 //                                    "outputs":[{"name","elements"}]}]}
 //   worker -> parent  {"op":"progress","workload":i,"name":"...","phase":"correctness"|"timing"}
 //                     before each workload and phase, so a parent whose worker dies knows where
+//   worker -> parent  {"op":"workload","index":i,"result":{...}}  after each workload run (the
+//                     same entry the result carries), so earlier results survive a later crash
 //   worker -> parent  {"op":"result","workloads":[{"workload","status":"OK"|...,"error",
 //                      "samples_ns":[...],"median_ns","p25_ns","p75_ns","min_ns","spread",
 //                      "sol_ns","method","max_abs_error","matched_ratio","rounds"}],
 //                      "exiting":bool}   exiting: the worker is no longer trustworthy (a
-//                      candidate leaked memory up to the limit) and exits after this reply
+//                      candidate leaked memory up to the limit, or left a thread running)
+//                      and exits after this reply
 //   worker -> parent  {"op":"error","error":"..."}        a request it could not understand
 //   parent -> worker  {"op":"shutdown"}                    the worker exits 0 (so does EOF)
 //   worker -> parent  {"op":"fatal","signal":N,"address":A,"vm_size_kb":K,"vm_peak_kb":P}

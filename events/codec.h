@@ -33,9 +33,15 @@ std::string encode(const Event& e);
 // CRC + envelope bytes.
 std::string frame(std::string_view envelope_bytes);
 inline std::string encode_frame(const Event& e) { return frame(encode(e)); }
+// As encode_frame(), but reuses the caller's builder and output string so that a hot loop
+// (the journal's append) allocates nothing once they have grown. `out` is replaced.
+void encode_frame_into(const Event& e, flatbuffers::FlatBufferBuilder& fbb, std::string& out);
 
 // Verifies a frame and returns a pointer to the envelope inside it (zero copy; valid while
 // `framed` lives). Corruption status names what failed (CRC, verifier, unknown payload).
+// FlatBuffers reads scalars in place, so for accesses free of undefined behaviour the
+// envelope (framed.data() + 4) should be 8-byte aligned; verification itself copies a
+// misaligned envelope first, and decode_frame()/decode_envelope() accept any alignment.
 Result<const fb::Envelope*> verify_frame(std::string_view framed);
 // Verifies a frame and unpacks it.
 Result<Event> decode_frame(std::string_view framed);

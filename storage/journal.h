@@ -4,10 +4,12 @@
 //   column family "artifacts": key = SHA-256 hex of the blob, value = blob (ArtifactStore)
 //   column family "meta":      campaign index (campaign id -> JSON summary), last seq
 // Events are written once and never updated or deleted. Seqs start at 1 and are dense.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "events/codec.h"
@@ -31,6 +33,12 @@ struct JournalOptions {
   Durability durability = Durability::kSync;
   bool create_if_missing = true;
   bool read_only = false;  // open without writing (arc-replay); no append allowed
+  // With read_only: follow a log that a live process is still writing. The journal opens as a
+  // RocksDB secondary instance (scratch files in a temporary folder, removed on close) and
+  // wait_for() catches up with the writer. Without it a read-only journal is a snapshot taken
+  // at open, meant for finished logs (RocksDB leaves a plain read-only open of a database
+  // that another process has open for writing undefined).
+  bool follow = false;
 };
 
 // One stored event with the verified frame it came from.
@@ -72,7 +80,9 @@ class Journal {
   Result<std::vector<events::Event>> read_all() const;
 
   // Blocks until an event with seq > after exists or the timeout passes; returns last_seq().
-  // Appends from this process wake waiters at once; other processes are polled.
+  // Appends from this process wake waiters at once; other processes are polled (read_only
+  // with follow). Safe to call from any thread of a writable journal; a read-only journal
+  // with follow refreshes its view here, so use it from one thread.
   uint64_t wait_for(uint64_t after, int timeout_ms);
 
   // Artifacts (content-addressed): returns the SHA-256 hex of the blob.
@@ -88,11 +98,20 @@ class Journal {
   // For tests of damage detection: the raw RocksDB handle and the events column family.
   rocksdb::DB* raw_db_for_testing() { return db_; }
   rocksdb::ColumnFamilyHandle* events_cf_for_testing() { return events_cf_; }
+  rocksdb::ColumnFamilyHandle* artifacts_cf_for_testing() { return artifacts_cf_; }
   std::string event_key_for_testing(uint64_t seq) const;
 
  private:
   Journal() = default;
-  struct Waiters;
+  struct State;
+  Status open_db(const std::string& path);
+  Status restore_campaign();
+  Status recover_last_seq();
+  Status append_locked(events::Event* events, size_t n);
+  // Verifies events from <= seq <= to in order; visit returns false to stop early.
+  Status scan(uint64_t from, uint64_t to,
+              const std::function<bool(uint64_t seq, const fb::Envelope& env)>& visit) const;
+
   rocksdb::DB* db_ = nullptr;
   rocksdb::ColumnFamilyHandle* events_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* artifacts_cf_ = nullptr;
@@ -101,8 +120,8 @@ class Journal {
   JournalOptions options_;
   std::string campaign_;
   std::string campaign_key_;  // 8 bytes
-  uint64_t last_seq_ = 0;
-  std::unique_ptr<Waiters> waiters_;
+  std::atomic<uint64_t> last_seq_{0};  // read by waiters on other threads
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace arc::storage

@@ -50,7 +50,8 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
   options.budget = budget;
   if (mode == "async") options.mode = arc::actors::Mode::kAsync;
   if (mode == "lockstep") options.mode = arc::actors::Mode::kLockstep;
-  options.run_dir = run_dir_flag.empty() ? default_run_dir(config->name) : run_dir_flag;
+  options.run_dir =
+      run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
   auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
   if (!prepared) return fail(prepared.status());
   options.make_evaluator = [choice](const arc::eval::Problem& p) {

@@ -1,0 +1,46 @@
+#include "eval/evaluators.h"
+
+#include <cstdlib>
+
+#include "eval/host_evaluator.h"
+#include "eval/replay_evaluator.h"
+
+namespace arc::eval {
+
+std::filesystem::path default_cache_dir() {
+  if (const char* c = std::getenv("ARC_CACHE"); c != nullptr && *c != '\0') return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    return std::filesystem::path(x) / "kernelarc";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return std::filesystem::path(h) / ".cache" / "kernelarc";
+  }
+  return "/tmp/kernelarc-cache";
+}
+
+Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
+                                                  const Problem& problem) {
+  if (choice.kind == "host") {
+    if (problem.backend != "host") {
+      return Status::invalid_argument(problem.file.string() + ": field 'backend': the host "
+                                      "evaluator runs \"host\" problems, got \"" +
+                                      problem.backend + "\"");
+    }
+    HostEvaluatorOptions o;
+    o.cache_dir = choice.cache_dir;
+    return std::unique_ptr<Evaluator>(new HostEvaluator(problem, o));
+  }
+  if (choice.kind == "replay") {
+    if (choice.replay_logs.empty()) {
+      return Status::invalid_argument("--replay-from: the replay evaluator needs at least one "
+                                      "recorded run directory");
+    }
+    auto r = ReplayEvaluator::open(choice.replay_logs);
+    if (!r) return r.status();
+    return std::unique_ptr<Evaluator>(std::move(r.value()));
+  }
+  return Status::invalid_argument("--evaluator: expected \"host\" or \"replay\", got \"" +
+                                  choice.kind + "\"");
+}
+
+}  // namespace arc::eval

@@ -1,0 +1,99 @@
+#include "actors/campaign_config.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace arc::actors {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CampaignConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("arc-config-" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "skills" / "tiling");
+    std::ofstream(dir_ / "skills" / "tiling" / "skill.toml") << "name = \"tiling\"\n";
+    std::ofstream(dir_ / "problem.toml") << "name = \"p\"\n";
+    file_ = dir_ / "campaign.toml";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string good() const {
+    return "[campaign]\nname = \"c\"\nproblem = \"problem.toml\"\nskills = \"skills\"\n"
+           "seed = 3\nbudget = 12\nmode = \"async\"\n"
+           "[evaluation]\nrounds = 2\nrepetitions = 7\n"
+           "[memory]\nwins = \"unbounded\"\ntraps = 4\n"
+           "[[agents]]\nname = \"t1\"\nskill = \"tiling\"\n";
+  }
+  // Parses `text` and returns the error message ("" when it parsed).
+  std::string error_of(const std::string& text) {
+    auto r = parse_campaign(text, file_);
+    return r.ok() ? "" : r.status().message();
+  }
+
+  fs::path dir_, file_;
+};
+
+TEST_F(CampaignConfigTest, ParsesEveryField) {
+  auto r = parse_campaign(good(), file_);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->name, "c");
+  EXPECT_EQ(r->seed, 3u);
+  EXPECT_EQ(r->budget, 12u);
+  EXPECT_EQ(r->mode, Mode::kAsync);
+  EXPECT_EQ(r->evaluation.rounds, 2u);
+  EXPECT_EQ(r->evaluation.repetitions, 7u);
+  EXPECT_EQ(r->evaluation.warmup, 10u);  // default
+  EXPECT_EQ(r->wins_bound, 0u);          // unbounded
+  EXPECT_EQ(r->traps_bound, 4u);
+  ASSERT_EQ(r->agents.size(), 1u);
+  EXPECT_EQ(r->agents[0].skill, "tiling");
+  EXPECT_EQ(r->problem, fs::weakly_canonical(dir_ / "problem.toml"));
+}
+
+TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
+  struct Case {
+    std::string from, to, field, expected;
+  };
+  const std::vector<Case> cases = {
+      {"budget = 12", "budget = \"x\"", "campaign.budget", "expected a positive integer"},
+      {"budget = 12", "budget = 0", "campaign.budget", "expected a positive integer"},
+      {"mode = \"async\"", "mode = \"fast\"", "campaign.mode", "\"async\" or \"lockstep\""},
+      {"name = \"c\"\n", "", "campaign.name", "expected a string"},
+      {"problem = \"problem.toml\"", "problem = \"nope.toml\"", "campaign.problem",
+       "expected an existing problem.toml"},
+      {"rounds = 2", "rounds = 0", "evaluation.rounds", "positive integer"},
+      {"repetitions = 7", "repetitions = 2", "evaluation.repetitions", "an integer >= 3"},
+      {"traps = 4", "traps = -1", "memory.traps", "a positive integer or \"unbounded\""},
+      {"skill = \"tiling\"", "skill = \"nosuch\"", "agents[0].skill", "a skill folder"},
+      {"name = \"t1\"", "name = \"bad name\"", "agents[0].name", "letters, digits"},
+      {"seed = 3", "seed = 3\ncolour = 1", "campaign.colour", "unknown field"},
+      {"[[agents]]\nname = \"t1\"\nskill = \"tiling\"\n", "", "agents", "at least one"},
+  };
+  for (const auto& c : cases) {
+    std::string text = good();
+    auto pos = text.find(c.from);
+    ASSERT_NE(pos, std::string::npos) << c.from;
+    text.replace(pos, c.from.size(), c.to);
+    const std::string msg = error_of(text);
+    EXPECT_NE(msg.find(file_.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'" + c.field + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.expected), std::string::npos) << msg;
+  }
+}
+
+TEST_F(CampaignConfigTest, DuplicateAgentNamesAreRejected) {
+  std::string text = good() + "[[agents]]\nname = \"t1\"\nskill = \"tiling\"\n";
+  EXPECT_NE(error_of(text).find("'agents[1].name'"), std::string::npos);
+}
+
+TEST_F(CampaignConfigTest, SyntaxErrorsGiveALine) {
+  const std::string msg = error_of("[campaign\nname = 1\n");
+  EXPECT_NE(msg.find(file_.string() + ":1:"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace arc::actors

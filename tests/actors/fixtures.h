@@ -1,0 +1,95 @@
+#pragma once
+// Small in-code problems, skills and event builders for the cores' unit tests.
+#include <string>
+#include <vector>
+
+#include "actors/view.h"
+#include "eval/problem.h"
+#include "events/codec.h"
+#include "skills/skill.h"
+
+namespace arc::testing {
+
+inline eval::Problem toy_problem() {
+  eval::Problem p;
+  p.name = "toy";
+  p.kernel_type = "softmax";
+  p.axes = {"n"};
+  p.workloads = {{"small", {{"n", 64}}}, {"large", {{"n", 4096}}}};
+  eval::Family a;
+  a.name = "alpha";
+  a.knobs = {{"TILE_M", {"8", "16", "32", "64"}, "8"}, {"VEC", {"1", "2", "4"}, "1"}};
+  eval::Family b;
+  b.name = "beta";
+  b.knobs = {{"TILE_M", {"16", "32"}, "16"}, {"UNROLL", {"1", "2", "4", "8"}, "1"}};
+  p.families = {a, b};
+  p.seed.base = a.default_variant();
+  return p;
+}
+
+inline skills::Skill skill(std::string name, std::vector<std::string> knobs,
+                           std::map<std::string, double> moves) {
+  skills::Skill s;
+  s.name = std::move(name);
+  s.kernel_types = {"*"};
+  s.knobs = std::move(knobs);
+  s.families = {"*"};
+  s.moves = std::move(moves);
+  s.guidance = "test";
+  return s;
+}
+
+inline std::vector<skills::Skill> toy_skills() {
+  return {skill("tiling", {"TILE_*"}, {{"neighbour", 3}, {"jump", 1}}),
+          skill("vectorize", {"VEC*", "UNROLL*"}, {{"neighbour", 2}, {"family_switch", 1}}),
+          skill("shape-gate", {"*"}, {{"shape_gate", 2}, {"neighbour", 1}})};
+}
+
+class LogBuilder {
+ public:
+  template <class T>
+  const events::Event& add(std::string actor, T payload) {
+    events::Event e = events::make_event(std::move(actor), std::move(payload));
+    e.seq = ++seq_;
+    e.campaign = "test";
+    log_.push_back(std::move(e));
+    return log_.back();
+  }
+  const std::vector<events::Event>& log() const { return log_; }
+  uint64_t last_seq() const { return seq_; }
+
+ private:
+  uint64_t seq_ = 0;
+  std::vector<events::Event> log_;
+};
+
+inline fb::CandidateProposedT proposal(const std::string& agent, const eval::Candidate& c,
+                                       const std::string& move, uint64_t view_seq = 0) {
+  fb::CandidateProposedT p;
+  p.agent = agent;
+  p.candidate_hash = c.hash();
+  p.canonical = c.canonical();
+  p.move = move;
+  p.view_seq = view_seq;
+  return p;
+}
+
+inline fb::CandidateEvaluatedT evaluation(const std::string& hash,
+                                          const std::vector<double>& medians_ns,
+                                          double spread = 0.01) {
+  fb::CandidateEvaluatedT e;
+  e.candidate_hash = hash;
+  const char* names[] = {"small", "large"};
+  for (size_t i = 0; i < medians_ns.size(); ++i) {
+    auto w = std::make_unique<fb::WorkloadEvaluationT>();
+    w->workload = names[i];
+    w->status = fb::WorkloadStatus::OK;
+    w->median_ns = medians_ns[i];
+    w->spread = spread;
+    w->sol_ns = 1.0;
+    e.workloads.push_back(std::move(w));
+  }
+  return e;
+}
+
+}  // namespace arc::testing

@@ -1,0 +1,223 @@
+// End-to-end: real campaigns on the shipped host problems with the host evaluator (real
+// compiler, real worker process, real RocksDB log), then verification of their logs.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/campaign_runner.h"
+#include "eval/evaluators.h"
+#include "replay/summary.h"
+#include "replay/verifier.h"
+
+namespace arc {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("arc-e2e-" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p.parent_path());
+  return p;
+}
+
+fs::path campaign_file(const std::string& problem) {
+  return fs::path(ARC_SOURCE_DIR) / "problems/host" / problem / "campaign.toml";
+}
+
+// Writes a copy of a shipped campaign with its problem path made absolute and `edit` applied.
+fs::path edited_campaign(const std::string& problem, const std::string& name,
+                         const std::function<void(std::string&)>& edit) {
+  std::ifstream in(campaign_file(problem));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string key = "problem = \"";
+  auto pos = text.find(key);
+  auto end = text.find('"', pos + key.size());
+  const std::string rel = text.substr(pos + key.size(), end - pos - key.size());
+  text.replace(pos + key.size(), rel.size(),
+               fs::weakly_canonical(campaign_file(problem).parent_path() / rel).string());
+  edit(text);
+  fs::path out = scratch(name + ".toml");
+  std::ofstream(out) << text;
+  return out;
+}
+
+struct Ran {
+  fs::path run_dir;
+  replay::CampaignSummary summary;
+  std::vector<events::Event> log;
+};
+
+Ran run(const fs::path& file, const std::string& name, const eval::EvaluatorChoice& choice,
+        std::optional<uint32_t> budget = std::nullopt, std::optional<uint64_t> seed = std::nullopt) {
+  auto config = actors::load_campaign(file);
+  EXPECT_TRUE(config.ok()) << config.status().to_string();
+  actors::RunOptions o;
+  o.run_dir = scratch(name);
+  o.budget = budget;
+  o.seed = seed;
+  o.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  auto prepared = actors::prepare_campaign(std::move(config.value()), o);
+  EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
+  auto r = actors::run_campaign(std::move(prepared.value()), o);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  auto log = replay::read_run(o.run_dir);
+  EXPECT_TRUE(log.ok()) << log.status().to_string();
+  Ran out{o.run_dir, replay::summarize(log.value()), log.value()};
+  EXPECT_TRUE(replay::write_run_outputs(o.run_dir, out.summary).is_ok());
+  return out;
+}
+
+std::vector<std::string> proposals(const std::vector<events::Event>& log) {
+  std::vector<std::string> out;
+  for (const auto& e : log) {
+    if (e.payload.type == fb::Payload::CandidateProposed) {
+      const auto* p = e.payload.AsCandidateProposed();
+      out.push_back(p->agent + " " + p->candidate_hash + " " + p->move);
+    }
+  }
+  return out;
+}
+
+void expect_good_campaign(const Ran& r, uint32_t budget) {
+  const auto& s = r.summary;
+  EXPECT_TRUE(s.stopped);
+  EXPECT_GT(s.candidates, 0u);
+  EXPECT_LE(s.candidates, budget);
+  if (s.candidates < budget) {
+    EXPECT_TRUE(s.stop_reason.find("plateau") != std::string::npos ||
+                s.stop_reason.find("out of new candidates") != std::string::npos)
+        << s.stop_reason;
+  }
+  // The best passed every correctness check (it was KEPT) and beats the seed.
+  EXPECT_GT(s.best_score, 1.05) << "best " << s.best_hash;
+  for (const auto& w : s.workloads) {
+    EXPECT_GT(w.best_ns, 0) << w.name;
+    EXPECT_GT(w.baseline_ns, 0) << w.name;
+  }
+  bool best_kept = false;
+  for (const auto& e : r.log) {
+    if (e.payload.type == fb::Payload::Decision) {
+      const auto* d = e.payload.AsDecision();
+      if (d->candidate_hash == s.best_hash && d->verdict == fb::Verdict::KEEP) best_kept = true;
+    }
+  }
+  EXPECT_TRUE(best_kept);
+  EXPECT_TRUE(fs::exists(r.run_dir / "report.md"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "best" / "candidate.json"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "best" / "base.cpp"));
+  auto v = replay::verify_run(r.run_dir);
+  EXPECT_TRUE(v.ok) << "divergence at seq " << v.divergence_seq << ": " << v.message;
+  EXPECT_EQ(v.events, r.log.size());
+  EXPECT_GT(v.proposals, 0u);
+  EXPECT_GT(v.decisions, s.candidates);  // every candidate and the baseline
+}
+
+class HostCampaign : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HostCampaign, FourAgentsFortyCandidates) {
+  Ran r = run(campaign_file(GetParam()), GetParam() + "-4", {}, 40);
+  ASSERT_EQ(r.summary.agents.size(), 4u);
+  expect_good_campaign(r, 40);
+}
+
+TEST_P(HostCampaign, OneAgentFortyCandidates) {
+  auto file = edited_campaign(GetParam(), GetParam() + "-1", [](std::string& t) {
+    // Keep only the first [[agents]] entry.
+    auto first = t.find("[[agents]]");
+    auto second = t.find("[[agents]]", first + 1);
+    if (second != std::string::npos) t.erase(second);
+  });
+  Ran r = run(file, GetParam() + "-1", {}, 40);
+  ASSERT_EQ(r.summary.agents.size(), 1u);
+  expect_good_campaign(r, 40);
+}
+
+INSTANTIATE_TEST_SUITE_P(Problems, HostCampaign, ::testing::Values("softmax", "matmul"));
+
+TEST(Lockstep, SameSeedAndMeasurementsProposeTheSameCandidatesInOrder) {
+  auto file = edited_campaign("softmax", "lockstep", [](std::string& t) {
+    auto m = t.find("mode = \"");
+    if (m != std::string::npos) t.replace(m, t.find('"', m + 8) + 1 - m, "mode = \"lockstep\"");
+  });
+  Ran live = run(file, "lockstep-live", {}, 24, 5);
+  eval::EvaluatorChoice replay;
+  replay.kind = "replay";
+  replay.replay_logs = {live.run_dir};
+  Ran a = run(file, "lockstep-a", replay, 24, 5);
+  Ran b = run(file, "lockstep-b", replay, 24, 5);
+  const auto pl = proposals(live.log), pa = proposals(a.log), pb = proposals(b.log);
+  ASSERT_GT(pl.size(), 10u);
+  EXPECT_EQ(pa, pl);
+  EXPECT_EQ(pb, pa);
+  EXPECT_EQ(a.summary.best_hash, live.summary.best_hash);
+  EXPECT_TRUE(replay::verify_run(a.run_dir).ok);
+}
+
+TEST(Async, CampaignReplaysExactly) {
+  auto file = edited_campaign("matmul", "async", [](std::string& t) {
+    auto m = t.find("mode = \"");
+    if (m != std::string::npos) t.replace(m, t.find('"', m + 8) + 1 - m, "mode = \"async\"");
+  });
+  Ran r = run(file, "async", {}, 20);
+  EXPECT_EQ(r.summary.mode, "async");
+  auto v = replay::verify_run(r.run_dir);
+  EXPECT_TRUE(v.ok) << "divergence at seq " << v.divergence_seq << ": " << v.message;
+}
+
+// The command line: bad input names file and field, exits 2 and writes nothing.
+int run_cli(const std::string& args, std::string* out) {
+  const std::string cmd = std::string(ARC_BINARY_DIR) + "/tools/" + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  return WEXITSTATUS(pclose(p));
+}
+
+TEST(Cli, BadCampaignNamesFileAndFieldAndWritesNothing) {
+  auto file = edited_campaign("softmax", "bad", [](std::string& t) {
+    auto b = t.find("budget = ");
+    t.replace(b, t.find('\n', b) - b, "budget = \"forty\"");
+  });
+  const fs::path run_dir = scratch("bad-run");
+  std::string out;
+  const int rc = run_cli("arcd run " + file.string() + " --run-dir " + run_dir.string(), &out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find(file.string()), std::string::npos) << out;
+  EXPECT_NE(out.find("campaign.budget"), std::string::npos) << out;
+  EXPECT_NE(out.find("expected a positive integer"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(run_dir));
+}
+
+TEST(Cli, RunJsonThenShowAndVerify) {
+  const fs::path run_dir = scratch("cli-run");
+  std::string out;
+  const int rc = run_cli("arcd run " + campaign_file("softmax").string() + " --budget 8 --seed 2 --json --run-dir " +
+                             run_dir.string(),
+                         &out);
+  ASSERT_EQ(rc, 0) << out;
+  auto brace = out.find("{\n");
+  ASSERT_NE(brace, std::string::npos) << out;
+  auto j = nlohmann::json::parse(out.substr(brace));
+  EXPECT_EQ(j["candidates"].get<int>(), 8);
+  EXPECT_EQ(j["seed"].get<int>(), 2);
+  EXPECT_GT(j["best"]["score"].get<double>(), 1.0);
+  std::string verify;
+  EXPECT_EQ(run_cli("arc-replay verify " + run_dir.string(), &verify), 0) << verify;
+  EXPECT_NE(verify.find("verified"), std::string::npos);
+  std::string show;
+  EXPECT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &show), 0);
+  EXPECT_NE(show.find("CampaignStopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc

@@ -1,0 +1,479 @@
+// The host evaluator against candidates that are right, wrong, and hostile: each case asserts
+// the exact status and that the error says why. The problem is tests/data/problems/scale
+// (y = 2 x); hostile candidates are free source.
+#include "eval/host_evaluator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "eval/host_compiler.h"
+#include "eval/protocol.h"
+#include "eval/subprocess.h"
+#include "eval/worker.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace arc::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using fb::WorkloadStatus;
+using ::testing::HasSubstr;
+
+const fs::path kProblemDir = fs::path(ARC_SOURCE_DIR) / "tests" / "data" / "problems" / "scale";
+
+Problem scale_problem() {
+  Problem p;
+  p.name = "scale";
+  p.kernel_type = "elementwise";
+  p.backend = "host";
+  p.dir = kProblemDir;
+  p.axes = {"n"};
+  TensorSpec x;
+  x.name = "x";
+  x.dtype = "f32";
+  x.shape = {"n"};
+  TensorSpec y = x;
+  y.name = "y";
+  p.inputs = {x};
+  p.outputs = {y};
+  p.workloads = {{"n1k", {{"n", 1000}}}, {"n64k", {{"n", 65536}}}};
+  p.tolerance = {1e-6, 1e-6, 1.0};
+  p.cost = {"n", "8 * n"};
+  p.reference = kProblemDir / "reference.cc";
+  Family f;
+  f.name = "loop";
+  f.source = kProblemDir / "scale.cc";
+  f.knobs = {Knob{"UNROLL", {"1", "2", "4", "8"}, "1"}};
+  p.families = {f};
+  p.seed.base.family = "loop";
+  return p;
+}
+
+Candidate source_candidate(const std::string& body) {
+  Candidate c;
+  c.base.source = "#include \"eval/host_abi.h\"\n#include <cmath>\n#include <cstdio>\n"
+                  "#include <cstdlib>\n#include <cstring>\n#include <new>\n#include <thread>\n"
+                  "#include <vector>\n" +
+                  body;
+  return c;
+}
+
+// The kernel signature, then `body` with n, x, y in scope.
+Candidate kernel(const std::string& body, const std::string& prelude = "") {
+  return source_candidate(prelude +
+                          "extern \"C\" int arc_kernel(const arc_host_args* a) {\n"
+                          "  const int64_t n = a->axes[0];\n"
+                          "  const float* x = a->inputs[0];\n"
+                          "  float* y = a->outputs[0];\n"
+                          "  (void)n; (void)x; (void)y;\n" +
+                          body + "\n}\n");
+}
+
+const char* kCorrect = "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i]; return 0;";
+
+EvalSettings test_settings() {
+  EvalSettings s;
+  s.rounds = 2;
+  s.warmup = 2;
+  s.repetitions = 10;
+  s.buffer_sets = 2;
+  s.timeout_s = 20;
+  s.memory_limit_mb = 2048;
+  s.flush_cache = true;
+  return s;
+}
+
+class HostEvaluatorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char tmpl[] = "/tmp/arc-host-eval-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    cache_dir_ = new fs::path(tmpl);
+    HostEvaluatorOptions o;
+    o.cache_dir = *cache_dir_;
+    o.worker_path = fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
+    o.include_root = ARC_SOURCE_DIR;
+    evaluator_ = new HostEvaluator(scale_problem(), o);
+  }
+  static void TearDownTestSuite() {
+    delete evaluator_;
+    evaluator_ = nullptr;
+    std::error_code ec;
+    fs::remove_all(*cache_dir_, ec);
+    delete cache_dir_;
+  }
+
+  fb::CandidateEvaluatedT run(const Candidate& c, EvalSettings s = test_settings()) {
+    const std::string hash = c.hash();
+    fb::CompileFinishedT compiled = evaluator_->compile(c, hash);
+    EvalRequest req;
+    req.candidate = c;
+    req.candidate_hash = hash;
+    req.input_seed = 42;
+    req.settings = s;
+    return evaluator_->evaluate(req, compiled);
+  }
+
+  // The first workload's status, with its error in the failure message.
+  static void expect_first(const fb::CandidateEvaluatedT& r, WorkloadStatus status,
+                           const std::string& error_part) {
+    ASSERT_EQ(r.workloads.size(), 2u);
+    EXPECT_EQ(r.workloads[0]->status, status)
+        << fb::EnumNameWorkloadStatus(r.workloads[0]->status) << ": " << r.workloads[0]->error;
+    EXPECT_THAT(r.workloads[0]->error, HasSubstr(error_part));
+    EXPECT_EQ(r.workloads[1]->status, WorkloadStatus::NOT_RUN) << r.workloads[1]->error;
+  }
+
+  static void expect_ok(const fb::CandidateEvaluatedT& r, const EvalSettings& s = test_settings()) {
+    ASSERT_EQ(r.workloads.size(), 2u);
+    for (const auto& w : r.workloads) {
+      EXPECT_EQ(w->status, WorkloadStatus::OK)
+          << w->workload << ": " << fb::EnumNameWorkloadStatus(w->status) << ": " << w->error;
+      EXPECT_EQ(w->samples_ns.size(), s.repetitions);
+      EXPECT_GT(w->min_ns, 0);
+      EXPECT_LE(w->min_ns, w->p25_ns);
+      EXPECT_LE(w->p25_ns, w->median_ns);
+      EXPECT_LE(w->median_ns, w->p75_ns);
+      EXPECT_GE(w->spread, 0);
+      EXPECT_GT(w->sol_ns, 0);
+      EXPECT_GE(w->median_ns, w->sol_ns);
+      EXPECT_EQ(w->method, "steady_clock");
+      EXPECT_EQ(w->rounds, s.rounds);
+      EXPECT_EQ(w->matched_ratio, 1.0);
+      EXPECT_EQ(w->max_abs_error, 0.0);  // 2x is exact in float
+    }
+    EXPECT_EQ(r.worker_restarts, 0u);
+  }
+
+  static fs::path* cache_dir_;
+  static HostEvaluator* evaluator_;
+};
+
+fs::path* HostEvaluatorTest::cache_dir_ = nullptr;
+HostEvaluator* HostEvaluatorTest::evaluator_ = nullptr;
+
+TEST_F(HostEvaluatorTest, CorrectCandidateIsOkWithSaneStatistics) {
+  auto r = run(kernel(kCorrect));
+  expect_ok(r);
+  EXPECT_EQ(r.evaluator, "host");
+  EXPECT_EQ(r.input_seed, 42u);
+  EXPECT_GT(r.wall_seconds, 0);
+  EXPECT_EQ(r.workloads[0]->workload, "n1k");
+  EXPECT_EQ(r.workloads[1]->workload, "n64k");
+}
+
+TEST_F(HostEvaluatorTest, FamilyVariantsAndGatesCompileAndRun) {
+  Candidate c;
+  c.base.family = "loop";
+  c.base.knobs = {{"UNROLL", "2"}};
+  Variant gated;
+  gated.family = "loop";
+  gated.knobs = {{"UNROLL", "8"}};
+  c.gates["n64k"] = gated;
+  auto compiled = evaluator_->compile(c, c.hash());
+  ASSERT_TRUE(compiled.ok);
+  ASSERT_EQ(compiled.variants.size(), 2u);
+  EXPECT_EQ(compiled.variants[0]->variant, "loop{UNROLL=2}");
+  EXPECT_EQ(compiled.variants[1]->variant, "loop{UNROLL=8}");
+  EXPECT_THAT(compiled.variants[0]->options, HasSubstr("-DUNROLL=2"));
+  EXPECT_EQ(compiled.variants[0]->object_ref.size(), 64u);
+  EXPECT_NE(compiled.variants[0]->object_ref, compiled.variants[1]->object_ref);
+  expect_ok(run(c));
+}
+
+TEST_F(HostEvaluatorTest, UnknownKnobIsACompileError) {
+  Candidate c;
+  c.base.family = "loop";
+  c.base.knobs = {{"TILE", "4"}};
+  auto r = run(c);
+  EXPECT_EQ(r.workloads[0]->status, WorkloadStatus::COMPILE_ERROR);
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("no knob 'TILE'"));
+}
+
+TEST_F(HostEvaluatorTest, SecondCompileOfTheSameVariantIsCached) {
+  Candidate c = kernel("for (int64_t i = 0; i < n; ++i) y[i] = x[i] + x[i]; return 0;");
+  auto first = evaluator_->compile(c, c.hash());
+  auto second = evaluator_->compile(c, c.hash());
+  ASSERT_TRUE(first.ok) << first.variants[0]->error;
+  ASSERT_TRUE(second.ok);
+  EXPECT_FALSE(first.variants[0]->cached);
+  EXPECT_GT(first.variants[0]->seconds, 0);
+  EXPECT_TRUE(second.variants[0]->cached);
+  EXPECT_EQ(second.variants[0]->seconds, 0);
+  EXPECT_EQ(first.variants[0]->object_ref, second.variants[0]->object_ref);
+  EXPECT_THAT(first.toolchain, HasSubstr("g++"));
+  EXPECT_TRUE(fs::exists(*cache_dir_ / (first.variants[0]->object_ref + ".so")));
+}
+
+TEST_F(HostEvaluatorTest, CompileErrorCarriesTheCompilerMessage) {
+  Candidate c = kernel("return undefined_thing_42;");
+  auto compiled = evaluator_->compile(c, c.hash());
+  EXPECT_FALSE(compiled.ok);
+  EXPECT_THAT(compiled.variants[0]->error, HasSubstr("undefined_thing_42"));
+  EXPECT_THAT(compiled.variants[0]->error, HasSubstr("error"));
+  auto r = run(c);
+  ASSERT_EQ(r.workloads.size(), 2u);
+  for (const auto& w : r.workloads) {
+    EXPECT_EQ(w->status, WorkloadStatus::COMPILE_ERROR);
+    EXPECT_THAT(w->error, HasSubstr("undefined_thing_42"));
+  }
+}
+
+TEST_F(HostEvaluatorTest, SegfaultIsACrashAndTheNextCandidateRunsOnAFreshWorker) {
+  const uint32_t before = evaluator_->worker_restarts();
+  // The address comes from the arguments so the compiler cannot turn it into a trap.
+  auto r = run(kernel("*reinterpret_cast<volatile int*>(static_cast<uintptr_t>(a->n_axes - 1)) = 1;"
+                      " return 0;"));
+  expect_first(r, WorkloadStatus::CRASH, "worker killed by signal 11 (SIGSEGV)");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("while running workload n1k"));
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("at address 0x0"));
+  EXPECT_EQ(r.worker_restarts, 1u);
+  EXPECT_EQ(evaluator_->worker_restarts(), before + 1);
+  auto ok = run(kernel(kCorrect));
+  expect_ok(ok);
+  EXPECT_EQ(evaluator_->worker_restarts(), before + 1);
+}
+
+TEST_F(HostEvaluatorTest, AbortIsACrashNamingSigabrt) {
+  auto r = run(kernel("std::abort();"));
+  expect_first(r, WorkloadStatus::CRASH, "signal 6 (SIGABRT)");
+  EXPECT_EQ(r.worker_restarts, 1u);
+}
+
+TEST_F(HostEvaluatorTest, InfiniteLoopTimesOut) {
+  EvalSettings s = test_settings();
+  s.timeout_s = 2;
+  auto start = std::chrono::steady_clock::now();
+  auto r = run(kernel("volatile int spin = 1; while (spin) {} return 0;"), s);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  expect_first(r, WorkloadStatus::TIMEOUT, "timeout of 2 s while running workload n1k");
+  EXPECT_LT(took, 8.0);
+  EXPECT_EQ(r.worker_restarts, 1u);
+}
+
+TEST_F(HostEvaluatorTest, UnboundedAllocationIsOutOfMemory) {
+  EvalSettings s = test_settings();
+  s.memory_limit_mb = 512;
+  auto r = run(kernel("static std::vector<char*> keep;\n"
+                      "for (;;) { char* p = new char[16 << 20]; std::memset(p, 1, 16 << 20);"
+                      " keep.push_back(p); }"),
+               s);
+  expect_first(r, WorkloadStatus::OUT_OF_MEMORY, "std::bad_alloc");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("512 MiB"));
+  EXPECT_EQ(r.worker_restarts, 1u);  // the leaked worker is replaced
+  expect_ok(run(kernel(kCorrect), s));
+}
+
+TEST_F(HostEvaluatorTest, UncheckedMallocFailureIsOutOfMemoryByItsAddressSpace) {
+  EvalSettings s = test_settings();
+  s.memory_limit_mb = 512;
+  auto r = run(kernel("for (;;) { char* p = static_cast<char*>(std::malloc(16 << 20));"
+                      " std::memset(p, 1, 16 << 20); *reinterpret_cast<char**>(p) = last;"
+                      " last = p; }",
+                      "static char* volatile last;\n"),
+               s);
+  expect_first(r, WorkloadStatus::OUT_OF_MEMORY, "SIGSEGV");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("classified as out of memory"));
+}
+
+TEST_F(HostEvaluatorTest, WrongResultIsRejectedWithTheWorstElement) {
+  auto r = run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = 3.0f * x[i]; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 0");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("within atol"));
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("worst y["));
+  EXPECT_GT(r.workloads[0]->max_abs_error, 0);
+  EXPECT_LT(r.workloads[0]->matched_ratio, 1.0);
+}
+
+TEST_F(HostEvaluatorTest, AllZeroOutputIsWrong) {
+  auto r = run(kernel("std::memset(y, 0, n * sizeof(float)); return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "output y is all zeros");
+}
+
+TEST_F(HostEvaluatorTest, NanOutputIsWrong) {
+  auto r = run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = std::nanf(\"\"); return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
+}
+
+TEST_F(HostEvaluatorTest, PartialWriteIsCaughtByPoisoning) {
+  auto r = run(kernel("for (int64_t i = 0; i < n / 2; ++i) y[i] = 2.0f * x[i]; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[500] is NaN");
+}
+
+TEST_F(HostEvaluatorTest, SkippingWorkAfterTheFirstCallIsCaught) {
+  auto r = run(kernel("static int calls = 0; if (calls++ > 0) return 0;\n" + std::string(kCorrect)));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
+}
+
+TEST_F(HostEvaluatorTest, SkippingWorkOnceTimingStartsIsStale) {
+  // Correct through 2 correctness rounds and 2 warm-ups, lazy from then on.
+  auto r = run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
+  expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 0 (buffer set 0)");
+}
+
+TEST_F(HostEvaluatorTest, ReplayingAnEarlierOutputIsCaught) {
+  auto r = run(kernel("static std::vector<float> saved;\n"
+                      "if (saved.empty()) { for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];"
+                      " saved.assign(y, y + n); } else { std::memcpy(y, saved.data(), n * 4); }"
+                      " return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
+}
+
+TEST_F(HostEvaluatorTest, BackgroundThreadIsRejected) {
+  auto r = run(kernel("static bool started = false;\n"
+                      "if (!started) { started = true; std::thread([] { for (;;) "
+                      "std::this_thread::sleep_for(std::chrono::seconds(1)); }).detach(); }\n" +
+                      std::string(kCorrect),
+                      "#include <chrono>\n"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "left 1 thread(s) running");
+}
+
+TEST_F(HostEvaluatorTest, PrintingAHundredMegabytesLeavesTheProtocolIntact) {
+  auto r = run(kernel("static bool printed = false;\n"
+                      "if (!printed) { printed = true; static char line[1 << 20];"
+                      " std::memset(line, 'x', sizeof line);"
+                      " for (int k = 0; k < 50; ++k) { std::fwrite(line, 1, sizeof line, stdout);"
+                      " std::fwrite(line, 1, sizeof line, stderr); } std::fflush(stdout);"
+                      " std::printf(\"{\\\"op\\\":\\\"result\\\"}\\n\"); }\n" +
+                      std::string(kCorrect)));
+  expect_ok(r);
+}
+
+TEST_F(HostEvaluatorTest, NonZeroReturnFailsWithTheCode) {
+  auto r = run(kernel("return 7;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "arc_kernel returned 7");
+}
+
+TEST_F(HostEvaluatorTest, MissingEntryPointIsALoadError) {
+  auto r = run(source_candidate("extern \"C\" int not_the_kernel() { return 0; }\n"));
+  expect_first(r, WorkloadStatus::LOAD_ERROR, "has no symbol arc_kernel");
+}
+
+TEST_F(HostEvaluatorTest, PeaksAreMeasuredOnceAndDescribed) {
+  auto p = evaluator_->peaks();
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_GT(p->bandwidth_bytes_per_s, 1e9);
+  EXPECT_GT(p->flops_per_s, 1e9);
+  EXPECT_THAT(p->method, HasSubstr("read + written"));
+  EXPECT_THAT(p->method, HasSubstr("2 flops"));
+  auto again = evaluator_->peaks();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->flops_per_s, p->flops_per_s);
+  EXPECT_THAT(evaluator_->device(), HasSubstr("host: "));
+  EXPECT_THAT(evaluator_->device(), HasSubstr(" cores, g++"));
+}
+
+TEST_F(HostEvaluatorTest, MissingWorkerBinaryFailsCleanly) {
+  HostEvaluatorOptions o;
+  o.cache_dir = *cache_dir_;
+  o.worker_path = "/nonexistent/arc-eval";
+  HostEvaluator broken(scale_problem(), o);
+  Candidate c = kernel(kCorrect);
+  auto compiled = broken.compile(c, c.hash());
+  ASSERT_TRUE(compiled.ok);
+  EvalRequest req;
+  req.candidate = c;
+  req.candidate_hash = c.hash();
+  req.settings = test_settings();
+  auto r = broken.evaluate(req, compiled);
+  ASSERT_EQ(r.workloads.size(), 2u);
+  EXPECT_EQ(r.workloads[0]->status, WorkloadStatus::CRASH);
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("/nonexistent/arc-eval"));
+  EXPECT_FALSE(broken.peaks().ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pieces underneath.
+
+TEST(HostEvaluatorProtocol, RoundTripsAndRefusesBadFrames) {
+  UniqueFd r, w;
+  ASSERT_TRUE(make_pipe(&r, &w).is_ok());
+  nlohmann::json msg = {{"op", "progress"}, {"workload", 3}};
+  ASSERT_TRUE(write_message(w.get(), msg).is_ok());
+  auto got = read_message(r.get(), deadline_after(1));
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(*got, msg);
+
+  const unsigned char huge[4] = {0xff, 0xff, 0xff, 0x7f};
+  ASSERT_EQ(::write(w.get(), huge, 4), 4);
+  auto too_big = read_message(r.get(), deadline_after(1));
+  EXPECT_EQ(too_big.status().code(), Status::Code::kCorruption);
+  EXPECT_THAT(too_big.status().message(), HasSubstr("exceeds the limit"));
+
+  auto timed_out = read_message(r.get(), deadline_after(0.05));
+  EXPECT_EQ(timed_out.status().code(), Status::Code::kTimeout);
+
+  const unsigned char partial[6] = {10, 0, 0, 0, '{', '"'};
+  ASSERT_EQ(::write(w.get(), partial, 6), 6);
+  w.reset();
+  auto truncated = read_message(r.get(), deadline_after(1));
+  EXPECT_EQ(truncated.status().code(), Status::Code::kCorruption);
+  EXPECT_THAT(truncated.status().message(), HasSubstr("truncated"));
+  auto eof = read_message(r.get(), deadline_after(1));
+  EXPECT_EQ(eof.status().code(), Status::Code::kUnavailable);
+}
+
+TEST(HostEvaluatorProtocol, NotJsonIsCorruption) {
+  UniqueFd r, w;
+  ASSERT_TRUE(make_pipe(&r, &w).is_ok());
+  ASSERT_TRUE(write_frame(w.get(), "hello").is_ok());
+  auto got = read_message(r.get(), deadline_after(1));
+  EXPECT_EQ(got.status().code(), Status::Code::kCorruption);
+  EXPECT_THAT(got.status().message(), HasSubstr("not JSON"));
+}
+
+TEST(HostEvaluatorProtocol, WritingToAClosedPipeIsAnErrorNotASignal) {
+  UniqueFd r, w;
+  ASSERT_TRUE(make_pipe(&r, &w).is_ok());
+  r.reset();
+  Status s = write_frame(w.get(), "{}");
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+}
+
+TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
+  auto r = run_subprocess({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_THAT(r->output, HasSubstr("out\n"));
+  EXPECT_THAT(r->output, HasSubstr("err\n"));
+  EXPECT_EQ(r->describe(), "exited with status 3");
+
+  auto slow = run_subprocess({"sleep", "10"}, {.timeout_s = 0.2, .output_cap = 1024});
+  ASSERT_TRUE(slow.ok());
+  EXPECT_TRUE(slow->timed_out);
+  EXPECT_LT(slow->seconds, 5);
+
+  auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"}, {.timeout_s = 10, .output_cap = 65536});
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->exit_code, 0);
+  EXPECT_EQ(big->output.size(), 65536u);
+  EXPECT_TRUE(big->truncated);
+
+  auto missing = run_subprocess({"/nonexistent/program"});
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("cannot execute '/nonexistent/program'"));
+}
+
+TEST(HostEvaluatorWorker, StatisticsAndSeeds) {
+  SampleStats s = summarize_samples({5, 1, 3, 2, 4});
+  EXPECT_EQ(s.median, 3);
+  EXPECT_EQ(s.p25, 2);
+  EXPECT_EQ(s.p75, 4);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.spread, 2.0 / 3.0);
+  EXPECT_EQ(summarize_samples({1, 2}).median, 1.5);
+  EXPECT_EQ(derive_seed(1, 2, 3), derive_seed(1, 2, 3));
+  EXPECT_NE(derive_seed(1, 2, 3), derive_seed(1, 2, 4));
+  EXPECT_NE(derive_seed(1, 2, 3), derive_seed(1, 3, 3));
+  EXPECT_NE(derive_seed(1, 2, 3), derive_seed(2, 2, 3));
+}
+
+}  // namespace
+}  // namespace arc::eval

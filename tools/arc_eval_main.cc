@@ -1,0 +1,67 @@
+// arc-eval: the isolated evaluation worker (eval/worker.h).
+//   arc-eval --worker --in FD --out FD [--memory-mb N]   serve the host evaluator's requests
+//   arc-eval --peaks                                     print this host's peaks as JSON
+// Exit status: 0 done, 2 bad arguments or protocol error, 3 reply pipe closed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "eval/worker.h"
+
+namespace {
+
+bool parse_number(const char* text, long long* out) {
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "arc-eval: %s\nusage: arc-eval --worker --in FD --out FD [--memory-mb N]\n"
+               "       arc-eval --peaks\n",
+               why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool worker = false, peaks = false;
+  long long in = -1, out = -1, memory_mb = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto number = [&](long long* v) {
+      return i + 1 < argc && parse_number(argv[++i], v);
+    };
+    if (arg == "--worker") {
+      worker = true;
+    } else if (arg == "--peaks") {
+      peaks = true;
+    } else if (arg == "--in") {
+      if (!number(&in)) return usage("--in: expected a file descriptor number");
+    } else if (arg == "--out") {
+      if (!number(&out)) return usage("--out: expected a file descriptor number");
+    } else if (arg == "--memory-mb") {
+      if (!number(&memory_mb)) return usage("--memory-mb: expected a number of MiB");
+    } else {
+      return usage(("unknown argument '" + arg + "'").c_str());
+    }
+  }
+  if (peaks) {
+    arc::eval::Peaks p = arc::eval::measure_peaks();
+    std::printf("{\"bandwidth_bytes_per_s\": %.6g, \"flops_per_s\": %.6g, \"method\": \"%s\"}\n",
+                p.bandwidth_bytes_per_s, p.flops_per_s, p.method.c_str());
+    return 0;
+  }
+  if (!worker) return usage("expected --worker or --peaks");
+  if (in < 0 || out < 0) return usage("--worker needs --in FD and --out FD");
+  arc::eval::WorkerOptions options;
+  options.in_fd = static_cast<int>(in);
+  options.out_fd = static_cast<int>(out);
+  options.memory_limit_mb = static_cast<uint64_t>(memory_mb);
+  return arc::eval::run_worker(options);
+}
