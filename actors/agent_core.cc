@@ -162,8 +162,8 @@ void AgentCore::apply(const events::Event& e) {
   }
 }
 
-std::optional<std::string> AgentCore::pick_draft_skill(const std::string& from,
-                                                       uint64_t rng_seed) const {
+std::vector<std::string> AgentCore::draft_order(const std::string& from,
+                                                uint64_t rng_seed) const {
   std::vector<std::string> fresh, seen;
   for (const auto& s : *skills_) {
     if (s.name == from || !s.eligible_for(problem_->kernel_type)) continue;
@@ -171,10 +171,13 @@ std::optional<std::string> AgentCore::pick_draft_skill(const std::string& from,
         std::find(used_skills_.begin(), used_skills_.end(), s.name) != used_skills_.end();
     (used ? seen : fresh).push_back(s.name);
   }
-  const auto& pool = fresh.empty() ? seen : fresh;
-  if (pool.empty()) return std::nullopt;
+  // Skills not tried yet come first; each group in a seeded order.
   Rng rng(rng_seed);
-  return pool[rng.below(pool.size())];
+  for (auto* group : {&fresh, &seen}) {
+    for (size_t i = group->size(); i > 1; --i) std::swap((*group)[i - 1], (*group)[rng.below(i)]);
+  }
+  fresh.insert(fresh.end(), seen.begin(), seen.end());
+  return fresh;
 }
 
 std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& skill,
@@ -341,16 +344,22 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
   std::string skill_name = skill_;
   const uint64_t base_seed = seed_for(setup_.campaign_seed, setup_.index + 1, proposals_);
 
-  auto draft = [&](const std::string& reason) -> bool {
-    auto to = pick_draft_skill(skill_name, base_seed ^ 0xd1b54a32d192ed03ULL);
-    if (!to) return false;
-    fb::StrategyDraftedT d;
-    d.agent = setup_.name;
-    d.from_skill = skill_name;
-    d.to_skill = *to;
-    d.reason = reason;
-    out.drafted = std::move(d);
-    skill_name = *to;
+  auto note_draft = [&](const std::string& to, const std::string& reason) {
+    if (!out.drafted) {
+      fb::StrategyDraftedT d;
+      d.agent = setup_.name;
+      d.from_skill = skill_;
+      d.reason = reason;
+      out.drafted = std::move(d);
+    }
+    out.drafted->to_skill = to;
+    skill_name = to;
+  };
+
+  std::vector<std::string> order;
+  if (setup_.drafting) order = draft_order(skill_, base_seed ^ 0xd1b54a32d192ed03ULL);
+  if (draft_pending_ && setup_.drafting && !order.empty()) {
+    note_draft(order.front(), "plateau: no KEEP in the last window");
     if (setup_.sibling_inspection) {
       // The fastest sibling whose incumbent beats ours (first in name order on ties).
       const Incumbent* best = nullptr;
@@ -373,29 +382,50 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
         inc = *best;
       }
     }
-    return true;
+  }
+
+  auto try_skill = [&](const std::string& name, const Incumbent& from,
+                       uint64_t seed) -> std::optional<Generated> {
+    const skills::Skill* skill = find_skill(name);
+    if (skill == nullptr) return std::nullopt;
+    return generate(*skill, from, view, recall, seed);
   };
 
-  if (draft_pending_ && setup_.drafting) draft("plateau: no KEEP in the last window");
-
-  const skills::Skill* skill = find_skill(skill_name);
-  std::optional<Generated> g;
-  if (skill != nullptr) g = generate(*skill, inc, view, recall, base_seed);
-  if (!g && !out.drafted && setup_.drafting && draft("exhausted: skill " + skill_name +
-                                                     " has nothing new to try")) {
-    skill = find_skill(skill_name);
-    if (skill != nullptr) g = generate(*skill, inc, view, recall, base_seed ^ 1);
+  std::optional<Generated> g = try_skill(skill_name, inc, base_seed);
+  // Nothing new around the incumbent with this skill: draft the next skill that has something.
+  for (size_t i = 0; !g && setup_.drafting && i < order.size(); ++i) {
+    if (order[i] == skill_name) continue;
+    g = try_skill(order[i], inc, base_seed ^ (i + 1));
+    if (g) note_draft(order[i], "exhausted: skill " + skill_name + " has nothing new to try");
+  }
+  // Every skill is exhausted around the incumbent: build on the campaign's other correct
+  // candidates, best first.
+  Incumbent base = inc;
+  if (!g) {
+    std::vector<const CandidateRecord*> bases;
+    for (const auto& r : view.candidates()) {
+      if (r.hash == inc.hash || !r.verdict || r.verdict == fb::Verdict::REJECT) continue;
+      bases.push_back(&r);
+    }
+    std::stable_sort(bases.begin(), bases.end(), [](const CandidateRecord* a,
+                                                    const CandidateRecord* b) {
+      return a->score > b->score;
+    });
+    for (size_t i = 0; !g && i < bases.size() && i < 16; ++i) {
+      base = Incumbent{bases[i]->hash, bases[i]->candidate, bases[i]->score};
+      g = try_skill(skill_name, base, base_seed ^ (0x100 + i));
+    }
   }
   if (!g) {
     out.drafted.reset();
     out.inspected.reset();
-    out.idle_reason = "nothing new to propose with skill " + skill_name;
+    out.idle_reason = "nothing new to propose from any skill or base";
     return out;
   }
   fb::CandidateProposedT c;
   c.candidate_hash = g->hash;
   c.agent = setup_.name;
-  c.parent = inc.hash;
+  c.parent = base.hash;
   c.skill = skill_name;
   c.move = g->move;
   c.view_seq = view.last_seq();

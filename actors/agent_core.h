@@ -4,8 +4,9 @@
 // pure function of (state, view, recall): the same prefix of the log gives the same proposal.
 //
 // A proposal may begin with a draft: after a PlateauDetected for this agent (or when its skill
-// has nothing new left to try) it switches to another eligible skill and, when a sibling's
-// incumbent scores higher, adopts a copy of it as its new base.
+// has nothing new left to try) it switches to another eligible skill and, after a plateau, when
+// a sibling's incumbent scores higher, adopts a copy of it as its new base. When no skill has
+// anything new around its incumbent, it builds on the campaign's other correct candidates.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,7 +60,8 @@ class AgentCore {
   std::optional<Generated> generate(const skills::Skill& skill, const Incumbent& incumbent,
                                     const CampaignView& view, const Recall& recall,
                                     uint64_t rng_seed) const;
-  std::optional<std::string> pick_draft_skill(const std::string& from, uint64_t rng_seed) const;
+  // Eligible skills other than `from`, untried ones first, in a seeded order.
+  std::vector<std::string> draft_order(const std::string& from, uint64_t rng_seed) const;
 
   AgentSetup setup_;
   const eval::Problem* problem_;

@@ -42,8 +42,20 @@ caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
           for (const auto& s : self->state.subscribers) self->send(s, pub);
           return out;
         },
-        [self](subscribe_atom, const caf::actor& who) {
+        // A subscriber first receives everything already in the log, then every new event.
+        [self, ctx](subscribe_atom, const caf::actor& who) {
           self->state.subscribers.push_back(who);
+          if (ctx->journal->last_seq() == 0) return;
+          auto frames = std::make_shared<std::vector<std::string>>();
+          Status s = ctx->journal->read(1, 0, [&frames](uint64_t, const events::Event& e) {
+            frames->push_back(events::encode_frame(e));
+            return true;
+          });
+          if (!s) {
+            self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+            return;
+          }
+          self->send(who, published_events{std::move(frames), 1});
         },
         [ctx](sync_atom) -> bool { return ctx->journal->sync().is_ok(); },
     };

@@ -46,8 +46,8 @@ Result<Variant> variant_from(const nlohmann::json& j, const std::string& where) 
 }  // namespace
 
 std::string Variant::key() const {
-  if (!source.empty()) return "source:" + short_hash(storage::sha256_hex(source));
-  std::string k = family + "{";
+  std::string k = source.empty() ? family + "{"
+                                  : "source:" + short_hash(storage::sha256_hex(source)) + "{";
   bool first = true;
   for (const auto& [n, v] : knobs) {
     if (!first) k += ",";

@@ -15,7 +15,8 @@ struct Variant {
   std::map<std::string, std::string> knobs;  // compile-time defines, NAME -> VALUE
   std::string source;                        // free source (llm/exec agents); empty otherwise
 
-  // Stable text naming this variant, e.g. "blocked{TILE=64,UNROLL=4}" or "source:<sha256/12>".
+  // Stable text naming this variant, e.g. "blocked{TILE=64,UNROLL=4}" or
+  // "source:<sha256/12>{UNROLL=4}".
   std::string key() const;
   bool operator==(const Variant&) const = default;
 };

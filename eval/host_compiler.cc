@@ -1,7 +1,5 @@
 #include "eval/host_compiler.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,6 +9,8 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+
+#include <unistd.h>
 
 #include "eval/subprocess.h"
 #include "storage/sha256.h"
@@ -140,8 +140,8 @@ struct HostCompiler::Impl {
   HostCompilerOptions options;
   fs::path include_root;
   std::string version;
-  std::string abi;         // eval/host_abi.h bytes: part of every key
-  std::string abi_error;   // why the ABI header could not be read
+  std::string abi;        // eval/host_abi.h bytes: part of every key
+  std::string abi_error;  // why the ABI header could not be read
   Slots slots;
   std::mutex locks_mu;
   std::map<std::string, std::shared_ptr<std::mutex>> key_locks;
@@ -150,7 +150,8 @@ struct HostCompiler::Impl {
 
   explicit Impl(HostCompilerOptions o)
       : options(std::move(o)),
-        slots(options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency())) {
+        slots(options.jobs != 0 ? options.jobs
+                                : std::max(1u, std::thread::hardware_concurrency())) {
     include_root = options.include_root;
     if (include_root.empty()) {
       const char* home = std::getenv("ARC_HOME");
@@ -163,7 +164,8 @@ struct HostCompiler::Impl {
       abi_error = "the include root " + include_root.string() +
                   " has no eval/host_abi.h (set ARC_HOME to the KernelArc source tree)";
     }
-    auto r = run_subprocess({options.compiler, "--version"}, {.timeout_s = 30.0, .output_cap = 4096});
+    auto r =
+        run_subprocess({options.compiler, "--version"}, {.timeout_s = 30.0, .output_cap = 4096});
     if (r && r->ok()) {
       version = r->output.substr(0, r->output.find('\n'));
     } else {
@@ -184,8 +186,8 @@ struct HostCompiler::Impl {
   // `source_path` empty: the text goes to <cache>/<key>.cc.
   CompiledObject compile(const std::string& source, const fs::path& source_path,
                          const std::map<std::string, std::string>& defines) {
-    std::vector<std::string> argv = {options.compiler, "-O2", "-std=c++17", "-fPIC", "-shared",
-                                     "-I" + include_root.string()};
+    std::vector<std::string> argv = {options.compiler, "-O2",     "-std=c++17",
+                                     "-fPIC",          "-shared", "-I" + include_root.string()};
     for (const auto& [name, value] : defines) {
       if (!is_identifier(name)) {
         return failure("knob name '" + name + "' is not a C identifier");
@@ -301,8 +303,8 @@ struct HostCompiler::Impl {
                 (c.log.empty() ? "" : ":\n" + trim_message(c.log));
       return c;
     }
-    c.error = "compile error (" + options.compiler + " " + run->describe() + "):\n" +
-              trim_message(c.log);
+    c.error =
+        "compile error (" + options.compiler + " " + run->describe() + "):\n" + trim_message(c.log);
     (void)write_file_atomic(rejected, c.error);
     return c;
   }
@@ -369,8 +371,9 @@ CompiledObject HostCompiler::compile_variant(const Problem& problem, const Varia
 std::vector<CompiledObject> HostCompiler::compile_variants(const Problem& problem,
                                                            const std::vector<Variant>& variants) {
   std::vector<CompiledObject> results(variants.size());
-  const unsigned jobs = impl_->options.jobs != 0 ? impl_->options.jobs
-                                                 : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs = impl_->options.jobs != 0
+                            ? impl_->options.jobs
+                            : std::max(1u, std::thread::hardware_concurrency());
   const size_t n_threads = std::min<size_t>(jobs, variants.size());
   std::atomic<size_t> next{0};
   auto work = [&] {

@@ -34,14 +34,14 @@ struct HostCompilerOptions {
 
 struct CompiledObject {
   bool ok = false;
-  bool cached = false;            // nothing was compiled: the cache answered
-  std::string key;                // the cache key (lowercase hex SHA-256)
-  std::filesystem::path object;   // <cache>/<key>.so when ok
-  std::string options;            // the compiler command without -o and the source path
-  std::string log;                // the compiler's output (at most 64 KiB)
-  std::string log_ref;            // SHA-256 of `log` ("" when empty); the log is <cache>/<log_ref>.log
-  std::string error;              // why not ok: the compiler's message trimmed to ~4 KiB
-  double seconds = 0;             // time spent compiling (0 when cached)
+  bool cached = false;           // nothing was compiled: the cache answered
+  std::string key;               // the cache key (lowercase hex SHA-256)
+  std::filesystem::path object;  // <cache>/<key>.so when ok
+  std::string options;           // the compiler command without -o and the source path
+  std::string log;               // the compiler's output (at most 64 KiB)
+  std::string log_ref;  // SHA-256 of `log` ("" when empty); the log is <cache>/<log_ref>.log
+  std::string error;    // why not ok: the compiler's message trimmed to ~4 KiB
+  double seconds = 0;   // time spent compiling (0 when cached)
 };
 
 class HostCompiler {

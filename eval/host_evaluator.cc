@@ -1,18 +1,18 @@
 #include "eval/host_evaluator.h"
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "eval/host_compiler.h"
 #include "eval/protocol.h"
@@ -49,8 +49,8 @@ fs::path default_worker_path() {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "arc-eval";
   fs::path dir = exe.parent_path();
-  for (const fs::path& p : {dir / "arc-eval", dir / ".." / "tools" / "arc-eval",
-                            dir / ".." / "bin" / "arc-eval"}) {
+  for (const fs::path& p :
+       {dir / "arc-eval", dir / ".." / "tools" / "arc-eval", dir / ".." / "bin" / "arc-eval"}) {
     if (fs::exists(p, ec)) return p.lexically_normal();
   }
   return dir / "arc-eval";  // absent: starting the worker will say so with this path
@@ -135,19 +135,20 @@ class WorkerProcess {
     if (Status s = make_pipe(&rep_read, &rep_write); !s) return s;
     SpawnOptions spawn;
     spawn.fds = {{3, req_read.get()}, {4, rep_write.get()}};
-    auto pid = spawn_process({path.string(), "--worker", "--in", "3", "--out", "4",
-                              "--memory-mb", std::to_string(memory_limit_mb)},
+    auto pid = spawn_process({path.string(), "--worker", "--in", "3", "--out", "4", "--memory-mb",
+                              std::to_string(memory_limit_mb)},
                              spawn);
     if (!pid) return pid.status();
-    std::unique_ptr<WorkerProcess> w(new WorkerProcess(*pid, std::move(req_write),
-                                                       std::move(rep_read), memory_limit_mb));
+    std::unique_ptr<WorkerProcess> w(
+        new WorkerProcess(*pid, std::move(req_write), std::move(rep_read), memory_limit_mb));
     req_read.reset();
     rep_write.reset();  // else EOF from a dead worker would never come
     auto ready = read_message(w->from_worker_.get(), deadline_after(start_timeout_s));
     if (!ready || ready->value("op", "") != "ready") {
       std::string why = ready ? "it sent " + ready->dump() : ready.status().to_string();
       int status = w->kill();
-      if (WIFEXITED(status)) why += "; it exited with status " + std::to_string(WEXITSTATUS(status));
+      if (WIFEXITED(status))
+        why += "; it exited with status " + std::to_string(WEXITSTATUS(status));
       if (WIFSIGNALED(status)) why += "; killed by signal " + describe_signal(WTERMSIG(status));
       return Status::unavailable("the worker " + path.string() + " did not start: " + why);
     }
@@ -183,7 +184,10 @@ class WorkerProcess {
 
  private:
   WorkerProcess(pid_t pid, UniqueFd to, UniqueFd from, uint64_t limit)
-      : pid_(pid), to_worker_(std::move(to)), from_worker_(std::move(from)), memory_limit_mb_(limit) {}
+      : pid_(pid),
+        to_worker_(std::move(to)),
+        from_worker_(std::move(from)),
+        memory_limit_mb_(limit) {}
   pid_t pid_;
   UniqueFd to_worker_, from_worker_;
   uint64_t memory_limit_mb_;
@@ -261,8 +265,9 @@ struct HostEvaluator::Impl {
                                      options.compile_jobs, options.compile_timeout_s}) {
     std::string model = field_value(read_text("/proc/cpuinfo"), "model name");
     if (model.empty()) model = "unknown CPU";
-    device = "host: " + model + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
-             " cores, " + compiler.compiler_version();
+    device = "host: " + model + ", " +
+             std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " cores, " +
+             compiler.compiler_version();
   }
 
   // Holding worker_mu. A worker of the wanted limit, started if needed.
@@ -286,7 +291,8 @@ struct HostEvaluator::Impl {
   // Holding worker_mu.
   Result<fb::PeaksMeasuredT> peaks_locked() {
     if (peaks) return *peaks;
-    if (Status s = ensure_worker(worker ? worker->memory_limit_mb() : options.peaks_memory_limit_mb);
+    if (Status s =
+            ensure_worker(worker ? worker->memory_limit_mb() : options.peaks_memory_limit_mb);
         !s) {
       return s;
     }
@@ -345,7 +351,8 @@ struct HostEvaluator::Impl {
   // Every workload gets `status` with `error`.
   void fail_all(fb::CandidateEvaluatedT* out, fb::WorkloadStatus status, const std::string& error) {
     out->workloads.clear();
-    for (const auto& w : problem.workloads) out->workloads.push_back(make_workload(w.name, status, error));
+    for (const auto& w : problem.workloads)
+      out->workloads.push_back(make_workload(w.name, status, error));
   }
 
   // Holding worker_mu.
@@ -367,8 +374,11 @@ struct HostEvaluator::Impl {
       }
       json inputs = json::array(), outputs = json::array();
       for (const auto& t : problem.inputs) {
-        inputs.push_back({{"name", t.name}, {"elements", problem.elements(t, w)},
-                          {"init", t.init}, {"low", t.low}, {"high", t.high}});
+        inputs.push_back({{"name", t.name},
+                          {"elements", problem.elements(t, w)},
+                          {"init", t.init},
+                          {"low", t.low},
+                          {"high", t.high}});
       }
       for (const auto& t : problem.outputs) {
         outputs.push_back({{"name", t.name}, {"elements", problem.elements(t, w)}});
@@ -405,8 +415,8 @@ struct HostEvaluator::Impl {
   // first). Kills it, and says what happened in the words of a performance engineer.
   void worker_lost(fb::CandidateEvaluatedT* out,
                    std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done, int current,
-                   const std::string& phase, const std::optional<json>& fatal,
-                   const Status& why, const EvalSettings& settings) {
+                   const std::string& phase, const std::optional<json>& fatal, const Status& why,
+                   const EvalSettings& settings) {
     const bool timed_out = why.code() == Status::Code::kTimeout;
     const bool eof = why.code() == Status::Code::kUnavailable;
     const uint64_t limit_mb = worker->memory_limit_mb();
@@ -417,7 +427,8 @@ struct HostEvaluator::Impl {
     const size_t n = problem.workloads.size();
     const size_t at = current < 0 ? 0 : std::min(static_cast<size_t>(current), n - 1);
     const std::string name = n == 0 ? "" : problem.workloads[at].name;
-    const std::string where = " while running workload " + name + (phase.empty() ? "" : " (" + phase + ")");
+    const std::string where =
+        " while running workload " + name + (phase.empty() ? "" : " (" + phase + ")");
     fb::WorkloadStatus verdict = fb::WorkloadStatus::CRASH;
     std::string error;
     if (timed_out) {
@@ -439,8 +450,9 @@ struct HostEvaluator::Impl {
       const uint64_t vm_kb = fatal ? fatal->value("vm_size_kb", uint64_t{0}) : 0;
       if (sig == SIGKILL) {
         verdict = fb::WorkloadStatus::OUT_OF_MEMORY;
-        error += " (not by the watchdog: most likely the kernel's out-of-memory killer; "
-                 "classified as out of memory)";
+        error +=
+            " (not by the watchdog: most likely the kernel's out-of-memory killer; "
+            "classified as out of memory)";
       } else if (limit_mb > 0 && vm_kb * 10 >= limit_mb * 1024 * 9) {
         verdict = fb::WorkloadStatus::OUT_OF_MEMORY;
         error += "; its address space was " + std::to_string(vm_kb / 1024) + " of " +
@@ -462,9 +474,9 @@ struct HostEvaluator::Impl {
       } else if (i == at) {
         out->workloads.push_back(make_workload(problem.workloads[i].name, verdict, error));
       } else {
-        out->workloads.push_back(make_workload(problem.workloads[i].name, fb::WorkloadStatus::NOT_RUN,
-                                               i < at ? "result lost with the worker"
-                                                      : "not run: workload " + name + " failed"));
+        out->workloads.push_back(make_workload(
+            problem.workloads[i].name, fb::WorkloadStatus::NOT_RUN,
+            i < at ? "result lost with the worker" : "not run: workload " + name + " failed"));
       }
     }
   }
@@ -496,7 +508,8 @@ struct HostEvaluator::Impl {
     std::vector<fs::path> objects;
     for (const auto& v : compiled.variants) {
       if (v && !v->ok) {
-        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR, "variant " + v->variant + ": " + v->error);
+        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR,
+                 "variant " + v->variant + ": " + v->error);
         return finish();
       }
     }
@@ -564,8 +577,8 @@ struct HostEvaluator::Impl {
         } else if (op == "result") {
           const json& list = msg->at("workloads");
           if (list.size() != problem.workloads.size()) {
-            throw json::other_error::create(501, "result has " + std::to_string(list.size()) +
-                                                     " workloads", &list);
+            throw json::other_error::create(
+                501, "result has " + std::to_string(list.size()) + " workloads", &list);
           }
           for (const json& w : list) out.workloads.push_back(workload_from_json(w));
           if (msg->value("exiting", false)) {

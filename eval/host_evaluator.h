@@ -28,12 +28,13 @@ struct HostEvaluatorOptions {
   // The worker binary. Empty: $ARC_EVAL, else arc-eval next to the running executable
   // (/proc/self/exe), else ../tools/arc-eval and ../bin/arc-eval from there.
   std::filesystem::path worker_path;
-  unsigned compile_jobs = 0;        // compilers at once; 0: hardware_concurrency
-  double compile_timeout_s = 120;   // per compiler run
+  unsigned compile_jobs = 0;       // compilers at once; 0: hardware_concurrency
+  double compile_timeout_s = 120;  // per compiler run
   std::string compiler = "g++";
-  std::filesystem::path include_root;  // holds eval/host_abi.h; empty: $ARC_HOME, else the build's source tree
-  double worker_start_timeout_s = 10;  // until the worker says "ready"
-  double peaks_timeout_s = 60;         // the peaks measurement
+  std::filesystem::path
+      include_root;  // holds eval/host_abi.h; empty: $ARC_HOME, else the build's source tree
+  double worker_start_timeout_s = 10;     // until the worker says "ready"
+  double peaks_timeout_s = 60;            // the peaks measurement
   uint64_t peaks_memory_limit_mb = 4096;  // the worker's limit when peaks() starts it
 };
 

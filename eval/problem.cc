@@ -97,7 +97,9 @@ class ExpressionParser {
       t.kind = Token::Kind::kNumber;
       t.text = text_.substr(at_, end - at_);
       auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), t.number);
-      if (ec != std::errc() || p != t.text.data() + t.text.size()) {
+      if (ec == std::errc::result_out_of_range) {
+        fail("number '" + t.text + "' at position " + std::to_string(t.pos) + " is out of range");
+      } else if (ec != std::errc() || p != t.text.data() + t.text.size()) {
         fail("bad number '" + t.text + "' at position " + std::to_string(t.pos));
       }
       at_ = end;
@@ -115,8 +117,8 @@ class ExpressionParser {
       t.text = std::string(1, c);
       ++at_;
     } else {
-      fail("unexpected character '" + std::string(1, c) + "' at position " +
-           std::to_string(t.pos) + " (expected numbers, axis names, + - * / and parentheses)");
+      fail("unexpected character '" + std::string(1, c) + "' at position " + std::to_string(t.pos) +
+           " (expected numbers, axis names, + - * / and parentheses)");
       t = Token{};
     }
     tok_ = t;
@@ -256,18 +258,26 @@ std::string join(const std::vector<std::string>& items, bool quote) {
 std::string describe(const toml::node& n) {
   std::ostringstream os;
   switch (n.type()) {
-    case toml::node_type::string: return in_quotes(n.as_string()->get());
-    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point: os << n.as_floating_point()->get(); return os.str();
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
+    case toml::node_type::string:
+      return in_quotes(n.as_string()->get());
+    case toml::node_type::integer:
+      return std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point:
+      os << n.as_floating_point()->get();
+      return os.str();
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date/time";
   }
 }
 
-const std::vector<std::string> kCudaDtypes = {"f32", "f64", "f16", "bf16", "fp8_e4m3",
-                                              "fp8_e5m2", "i32", "i8", "u8"};
+const std::vector<std::string> kCudaDtypes = {"f32",      "f64", "f16", "bf16", "fp8_e4m3",
+                                              "fp8_e5m2", "i32", "i8",  "u8"};
 
 // Reads one problem.toml; the first error wins and stops everything after it.
 class Loader {
@@ -287,7 +297,8 @@ class Loader {
     return false;
   }
   bool fail_raw(const std::string& field, const std::string& message) {
-    if (!failed()) error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
+    if (!failed())
+      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
     return false;
   }
 
@@ -317,8 +328,8 @@ class Loader {
     return true;
   }
 
-  bool number(const toml::table& t, const std::string& prefix, const std::string& key,
-              double& out, const std::string& expected) {
+  bool number(const toml::table& t, const std::string& prefix, const std::string& key, double& out,
+              const std::string& expected) {
     if (failed()) return false;
     const toml::node* n = t.get(key);
     if (n == nullptr) return true;
@@ -367,8 +378,8 @@ class Loader {
     return true;
   }
 
-  const toml::table* table(const toml::table& t, const std::string& prefix,
-                           const std::string& key, bool required) {
+  const toml::table* table(const toml::table& t, const std::string& prefix, const std::string& key,
+                           bool required) {
     if (failed()) return nullptr;
     const toml::node* n = t.get(key);
     if (n == nullptr) {
@@ -383,8 +394,8 @@ class Loader {
   }
 
   // [[key]] entries; null (after failing) when absent, empty or not tables.
-  const toml::array* tables(const toml::table& t, const std::string& prefix,
-                            const std::string& key, bool required) {
+  const toml::array* tables(const toml::table& t, const std::string& prefix, const std::string& key,
+                            bool required) {
     if (failed()) return nullptr;
     const std::string field = at(prefix, key);
     const toml::node* n = t.get(key);
@@ -516,20 +527,19 @@ class Loader {
           }
         }
       }
-      const std::string dtype_expected =
-          p.backend == "host" ? "\"f32\" (the host backend's only dtype)"
-                              : "one of " + join(kCudaDtypes, true);
+      const std::string dtype_expected = p.backend == "host"
+                                             ? "\"f32\" (the host backend's only dtype)"
+                                             : "one of " + join(kCudaDtypes, true);
       string(t, prefix, "dtype", s.dtype, true, dtype_expected);
       if (!failed()) {
-        const bool ok = p.backend == "host"
-                            ? s.dtype == "f32"
-                            : std::find(kCudaDtypes.begin(), kCudaDtypes.end(), s.dtype) !=
-                                  kCudaDtypes.end();
+        const bool ok = p.backend == "host" ? s.dtype == "f32"
+                                            : std::find(kCudaDtypes.begin(), kCudaDtypes.end(),
+                                                        s.dtype) != kCudaDtypes.end();
         if (!ok) fail(prefix + ".dtype", dtype_expected, in_quotes(s.dtype));
       }
-      string_array(t, prefix, "shape", s.shape, true,
-                   "an array of declared axis names (one of " + join(p.axes, false) +
-                       "); [] for a scalar");
+      string_array(
+          t, prefix, "shape", s.shape, true,
+          "an array of declared axis names (one of " + join(p.axes, false) + "); [] for a scalar");
       for (size_t d = 0; !failed() && d < s.shape.size(); ++d) {
         if (std::find(p.axes.begin(), p.axes.end(), s.shape[d]) == p.axes.end()) {
           fail(prefix + ".shape[" + std::to_string(d) + "]",
@@ -587,8 +597,8 @@ class Loader {
     // Any axis value parses the expression and checks its names; workloads are checked later.
     std::map<std::string, int64_t> ones;
     for (const auto& a : p.axes) ones[a] = 1;
-    const std::string expected = "an arithmetic expression over the axes (" +
-                                 join(p.axes, false) + "), e.g. \"2 * " + p.axes.front() + "\"";
+    const std::string expected = "an arithmetic expression over the axes (" + join(p.axes, false) +
+                                 "), e.g. \"2 * " + p.axes.front() + "\"";
     for (auto [key, out] : {std::pair{"flops", &p.cost.flops}, std::pair{"bytes", &p.cost.bytes}}) {
       if (!string(*t, "cost", key, *out, true, expected)) return;
       auto v = evaluate_expression(*out, ones);
@@ -785,8 +795,8 @@ class Loader {
         const std::string field = "seed.knobs." + name;
         const Knob* k = f->knob(name);
         if (k == nullptr) {
-          fail_raw(field, "family '" + f->name + "' has no such knob; expected one of: " +
-                              join(knob_names, false));
+          fail_raw(field, "family '" + f->name +
+                              "' has no such knob; expected one of: " + join(knob_names, false));
           return;
         }
         std::string value;

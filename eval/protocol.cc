@@ -1,16 +1,16 @@
 #include "eval/protocol.h"
 
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
+
 #include <nlohmann/json.hpp>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 namespace arc::eval {
 namespace {
@@ -34,7 +34,8 @@ Status wait_ready(int fd, short events, Deadline deadline) {
       return Status::io_error(std::string("poll: ") + std::strerror(errno));
     }
     if (r == 0) continue;  // re-check the deadline
-    if (p.revents & POLLNVAL) return Status::io_error("poll: fd " + std::to_string(fd) + " is not open");
+    if (p.revents & POLLNVAL)
+      return Status::io_error("poll: fd " + std::to_string(fd) + " is not open");
     return Status::ok();  // readable, writable, hung up or in error: read/write will say which
   }
 }

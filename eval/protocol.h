@@ -11,9 +11,10 @@
 // The message vocabulary is documented in eval/worker.h.
 #include <chrono>
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "events/status.h"
 

@@ -4,12 +4,12 @@
 // run_subprocess() runs one to completion under a timeout and keeps a capped copy of what it
 // printed. The host compiler runs g++ through run_subprocess(); the host evaluator starts its
 // worker through spawn_process(). Nothing here throws.
-#include <sys/types.h>
-
 #include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "events/status.h"
 

@@ -1,12 +1,5 @@
 #include "eval/worker.h"
 
-#include <dirent.h>
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,8 +10,15 @@
 #include <map>
 #include <memory>
 #include <new>
-#include <nlohmann/json.hpp>
 #include <thread>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "eval/host_abi.h"
 #include "eval/protocol.h"
@@ -90,7 +90,8 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
   pos = put_text(frame, pos, cap, "{\"op\":\"fatal\",\"signal\":");
   pos = put_u64(frame, pos, cap, static_cast<uint64_t>(sig));
   pos = put_text(frame, pos, cap, ",\"address\":");
-  pos = put_u64(frame, pos, cap, reinterpret_cast<uintptr_t>(info != nullptr ? info->si_addr : nullptr));
+  pos = put_u64(frame, pos, cap,
+                reinterpret_cast<uintptr_t>(info != nullptr ? info->si_addr : nullptr));
   pos = put_text(frame, pos, cap, ",\"vm_size_kb\":");
   pos = put_u64(frame, pos, cap, proc_status_kb("VmSize:"));
   pos = put_text(frame, pos, cap, ",\"vm_peak_kb\":");
@@ -251,7 +252,9 @@ Request parse_request(const json& j) {  // throws json::exception on a malformed
   return r;
 }
 
-size_t elements_of(const TensorDesc& t) { return t.elements > 0 ? static_cast<size_t>(t.elements) : 0; }
+size_t elements_of(const TensorDesc& t) {
+  return t.elements > 0 ? static_cast<size_t>(t.elements) : 0;
+}
 
 // One complete set of arguments: float tensors for the kernel, double copies of the same values
 // for the reference, and the reference's outputs.
@@ -278,12 +281,12 @@ struct BufferSet {
     for (auto& b : out) out_ptrs.push_back(b.data());
     for (auto& b : ref_in) ref_in_ptrs.push_back(b.data());
     for (auto& b : ref_out) ref_out_ptrs.push_back(b.data());
-    args = {in_ptrs.data(), static_cast<int32_t>(in_ptrs.size()), out_ptrs.data(),
-            static_cast<int32_t>(out_ptrs.size()), job.axes.data(),
-            static_cast<int32_t>(job.axes.size())};
-    ref_args = {ref_in_ptrs.data(), static_cast<int32_t>(ref_in_ptrs.size()),
-                ref_out_ptrs.data(), static_cast<int32_t>(ref_out_ptrs.size()), job.axes.data(),
-                static_cast<int32_t>(job.axes.size())};
+    args = {in_ptrs.data(),  static_cast<int32_t>(in_ptrs.size()),
+            out_ptrs.data(), static_cast<int32_t>(out_ptrs.size()),
+            job.axes.data(), static_cast<int32_t>(job.axes.size())};
+    ref_args = {ref_in_ptrs.data(),  static_cast<int32_t>(ref_in_ptrs.size()),
+                ref_out_ptrs.data(), static_cast<int32_t>(ref_out_ptrs.size()),
+                job.axes.data(),     static_cast<int32_t>(job.axes.size())};
   }
 
   void fill(const WorkloadJob& job, uint64_t seed) {
@@ -355,8 +358,8 @@ Comparison compare(const WorkloadJob& job, const BufferSet& s, const Tolerance& 
     for (size_t i = 0; i < n; ++i) {
       if (!std::isfinite(r[i])) {
         c.pass = false;
-        c.error = "the reference (not the candidate) produced " + fmt_double(r[i]) + " at " +
-                  name + "[" + std::to_string(i) + "]";
+        c.error = "the reference (not the candidate) produced " + fmt_double(r[i]) + " at " + name +
+                  "[" + std::to_string(i) + "]";
         return c;
       }
       const double yi = y[i];
@@ -382,8 +385,8 @@ Comparison compare(const WorkloadJob& job, const BufferSet& s, const Tolerance& 
       if (err <= tol.atol + tol.rtol * std::fabs(r[i])) ++matched;
       if (err > worst) {
         worst = err;
-        worst_where = name + "[" + std::to_string(i) + "]: got " + fmt_double(yi) +
-                      ", expected " + fmt_double(r[i]);
+        worst_where = name + "[" + std::to_string(i) + "]: got " + fmt_double(yi) + ", expected " +
+                      fmt_double(r[i]);
       }
     }
     total += n;
@@ -391,7 +394,8 @@ Comparison compare(const WorkloadJob& job, const BufferSet& s, const Tolerance& 
       c.pass = false;
       c.error = "output " + name + " is all zeros but the reference is not";
       c.max_abs_error = std::max(worst, 0.0);
-      c.matched_ratio = total == 0 ? 1.0 : static_cast<double>(matched) / static_cast<double>(total);
+      c.matched_ratio =
+          total == 0 ? 1.0 : static_cast<double>(matched) / static_cast<double>(total);
       return c;
     }
   }
@@ -795,21 +799,21 @@ using V4 = float __attribute__((vector_size(16)));
 
 // Independent multiply-add chains: enough of them to cover the FMA latency on every port.
 // Returns the sum so the compiler cannot drop the work.
-#define ARC_MULADD_LOOP(NAME, TARGET, VEC, CHAINS)                                     \
-  __attribute__((target(TARGET), noinline)) double NAME(long iters) {                \
-    VEC acc[CHAINS];                                                                 \
-    _Pragma("GCC unroll 32") for (int k = 0; k < CHAINS; ++k) acc[k] =               \
-        VEC{} + static_cast<float>(k + 1) * 1e-3f;                                   \
-    const VEC m = VEC{} + 0.999999f;                                                 \
-    const VEC a = VEC{} + 1e-7f;                                                     \
-    for (long i = 0; i < iters; ++i) {                                               \
+#define ARC_MULADD_LOOP(NAME, TARGET, VEC, CHAINS)                                       \
+  __attribute__((target(TARGET), noinline)) double NAME(long iters) {                    \
+    VEC acc[CHAINS];                                                                     \
+    _Pragma("GCC unroll 32") for (int k = 0; k < CHAINS; ++k) acc[k] =                   \
+        VEC{} + static_cast<float>(k + 1) * 1e-3f;                                       \
+    const VEC m = VEC{} + 0.999999f;                                                     \
+    const VEC a = VEC{} + 1e-7f;                                                         \
+    for (long i = 0; i < iters; ++i) {                                                   \
       _Pragma("GCC unroll 32") for (int k = 0; k < CHAINS; ++k) acc[k] = acc[k] * m + a; \
-    }                                                                                \
-    VEC s = acc[0];                                                                  \
-    _Pragma("GCC unroll 32") for (int k = 1; k < CHAINS; ++k) s += acc[k];           \
-    double r = 0;                                                                    \
-    for (size_t l = 0; l < sizeof(VEC) / sizeof(float); ++l) r += s[l];              \
-    return r;                                                                        \
+    }                                                                                    \
+    VEC s = acc[0];                                                                      \
+    _Pragma("GCC unroll 32") for (int k = 1; k < CHAINS; ++k) s += acc[k];               \
+    double r = 0;                                                                        \
+    for (size_t l = 0; l < sizeof(VEC) / sizeof(float); ++l) r += s[l];                  \
+    return r;                                                                            \
   }
 
 ARC_MULADD_LOOP(muladd_avx512, "avx512f", V16, 16)

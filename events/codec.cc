@@ -52,8 +52,7 @@ Status verify_aligned(const uint8_t* data, size_t n) {
                               " bytes is too short");
   }
   if (!fb::EnvelopeBufferHasIdentifier(data)) {
-    return Status::corruption(
-        "flatbuffers verifier failed: file identifier is not \"ARCE\"");
+    return Status::corruption("flatbuffers verifier failed: file identifier is not \"ARCE\"");
   }
   flatbuffers::Verifier::Options opts;
   opts.max_depth = kMaxDepth;
@@ -61,27 +60,26 @@ Status verify_aligned(const uint8_t* data, size_t n) {
   opts.check_alignment = true;
   flatbuffers::Verifier verifier(data, n, opts);
   if (!fb::VerifyEnvelopeBuffer(verifier)) {
-    return Status::corruption("flatbuffers verifier failed on an envelope of " +
-                              std::to_string(n) + " bytes");
+    return Status::corruption("flatbuffers verifier failed on an envelope of " + std::to_string(n) +
+                              " bytes");
   }
   const fb::Envelope* env = fb::GetEnvelope(data);
   const auto type = env->payload_type();
   // The generated verifier accepts union types it does not know; replay must not guess.
-  if (type == fb::Payload::NONE || static_cast<uint8_t>(type) > static_cast<uint8_t>(fb::Payload::MAX)) {
+  if (type == fb::Payload::NONE ||
+      static_cast<uint8_t>(type) > static_cast<uint8_t>(fb::Payload::MAX)) {
     return Status::corruption("unknown payload type " +
                               std::to_string(static_cast<unsigned>(type)));
   }
   if (env->payload() == nullptr) {
-    return Status::corruption(std::string("payload of type ") + payload_name(type) +
-                              " is missing");
+    return Status::corruption(std::string("payload of type ") + payload_name(type) + " is missing");
   }
   return Status::ok();
 }
 
 Status check_envelope_size(size_t n) {
   if (n > kMaxEnvelopeBytes) {
-    return Status::corruption("envelope of " + std::to_string(n) +
-                              " bytes exceeds the limit of " +
+    return Status::corruption("envelope of " + std::to_string(n) + " bytes exceeds the limit of " +
                               std::to_string(kMaxEnvelopeBytes));
   }
   return Status::ok();
@@ -99,8 +97,7 @@ Result<std::string_view> check_frame(std::string_view framed) {
   const uint32_t actual = crc32c(env.data(), env.size());
   if (stored != actual) {
     return Status::corruption("crc mismatch: stored " + hex32(stored) + ", computed " +
-                              hex32(actual) + " over " + std::to_string(env.size()) +
-                              " bytes");
+                              hex32(actual) + " over " + std::to_string(env.size()) + " bytes");
   }
   return env;
 }
@@ -142,11 +139,15 @@ void encode_frame_into(const Event& e, flatbuffers::FlatBufferBuilder& fbb, std:
 Result<const fb::Envelope*> verify_frame(std::string_view framed) {
   auto env = check_frame(framed);
   if (!env.ok()) return env.status();
-  Status s = with_aligned(*env, [&env](const uint8_t* data) {
-    return verify_aligned(data, env->size());
-  });
+  Status s =
+      with_aligned(*env, [&env](const uint8_t* data) { return verify_aligned(data, env->size()); });
   if (!s) return s;
-  return fb::GetEnvelope(env->data());
+  // GetEnvelope() would load the root offset in place, which is undefined at a misaligned
+  // address; the caller may still use the pointer where its platform tolerates that.
+  flatbuffers::uoffset_t root;
+  std::memcpy(&root, env->data(), sizeof root);
+  root = flatbuffers::EndianScalar(root);
+  return reinterpret_cast<const fb::Envelope*>(env->data() + root);
 }
 
 Result<Event> decode_frame(std::string_view framed) {

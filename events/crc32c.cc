@@ -47,8 +47,7 @@ inline uint64_t load_le64(const uint8_t* p) {
 }
 
 #ifdef ARC_CRC32C_X86
-__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t n,
-                                                         uint32_t l) {
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t n, uint32_t l) {
   uint64_t l64 = l;
   while (n >= 8) {
     uint64_t v;

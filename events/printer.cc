@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 namespace arc::events {
@@ -31,11 +32,21 @@ std::string quote_if_needed(const std::string& v) {
   std::string out = "\"";
   for (char c : v) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -70,9 +81,7 @@ class Line {
   // Optional text: omitted when empty, so lines stay short.
   Line& opt(const char* k, const std::string& v) { return v.empty() ? *this : str(k, v); }
   Line& hash(const char* k, const std::string& v) { return str(k, short_hash(v)); }
-  Line& opt_hash(const char* k, const std::string& v) {
-    return v.empty() ? *this : hash(k, v);
-  }
+  Line& opt_hash(const char* k, const std::string& v) { return v.empty() ? *this : hash(k, v); }
   Line& u(const char* k, uint64_t v) { return raw(k, std::to_string(v)); }
   Line& d(const char* k, double v) { return raw(k, num(v)); }
   Line& b(const char* k, bool v) { return raw(k, v ? "true" : "false"); }
@@ -236,23 +245,32 @@ json json_payload(const fb::PayloadUnion& p) {
   switch (p.type) {
     case Payload::CampaignStarted: {
       const auto& x = *p.AsCampaignStarted();
-      return {{"config_text", x.config_text}, {"config_hash", x.config_hash},
-              {"config_path", x.config_path}, {"problem_name", x.problem_name},
-              {"problem_hash", x.problem_hash}, {"problem_dir", x.problem_dir},
-              {"kernel_type", x.kernel_type}, {"seed", x.seed},
-              {"mode", x.mode}, {"budget", x.budget},
-              {"device", x.device}, {"software", jkv(x.software)},
+      return {{"config_text", x.config_text},
+              {"config_hash", x.config_hash},
+              {"config_path", x.config_path},
+              {"problem_name", x.problem_name},
+              {"problem_hash", x.problem_hash},
+              {"problem_dir", x.problem_dir},
+              {"kernel_type", x.kernel_type},
+              {"seed", x.seed},
+              {"mode", x.mode},
+              {"budget", x.budget},
+              {"device", x.device},
+              {"software", jkv(x.software)},
               {"overrides", jkv(x.overrides)}};
     }
     case Payload::AgentSpawned: {
       const auto& x = *p.AsAgentSpawned();
-      return {{"agent", x.agent}, {"index", x.index}, {"backend", x.backend},
-              {"skill", x.skill}};
+      return {{"agent", x.agent}, {"index", x.index}, {"backend", x.backend}, {"skill", x.skill}};
     }
     case Payload::CandidateProposed: {
       const auto& x = *p.AsCandidateProposed();
-      return {{"candidate_hash", x.candidate_hash}, {"agent", x.agent}, {"parent", x.parent},
-              {"skill", x.skill}, {"move", x.move}, {"view_seq", x.view_seq},
+      return {{"candidate_hash", x.candidate_hash},
+              {"agent", x.agent},
+              {"parent", x.parent},
+              {"skill", x.skill},
+              {"move", x.move},
+              {"view_seq", x.view_seq},
               {"canonical", x.canonical}};
     }
     case Payload::CompileFinished: {
@@ -260,12 +278,18 @@ json json_payload(const fb::PayloadUnion& p) {
       json variants = json::array();
       for (const auto& v : x.variants) {
         if (!v) continue;
-        variants.push_back({{"variant", v->variant}, {"ok", v->ok}, {"cached", v->cached},
-                            {"options", v->options}, {"object_ref", v->object_ref},
-                            {"log_ref", v->log_ref}, {"seconds", jnum(v->seconds)},
+        variants.push_back({{"variant", v->variant},
+                            {"ok", v->ok},
+                            {"cached", v->cached},
+                            {"options", v->options},
+                            {"object_ref", v->object_ref},
+                            {"log_ref", v->log_ref},
+                            {"seconds", jnum(v->seconds)},
                             {"error", v->error}});
       }
-      return {{"candidate_hash", x.candidate_hash}, {"ok", x.ok}, {"variants", variants},
+      return {{"candidate_hash", x.candidate_hash},
+              {"ok", x.ok},
+              {"variants", variants},
               {"toolchain", x.toolchain}};
     }
     case Payload::CandidateEvaluated: {
@@ -288,58 +312,87 @@ json json_payload(const fb::PayloadUnion& p) {
                              {"matched_ratio", jnum(w->matched_ratio)},
                              {"rounds", w->rounds}});
       }
-      return {{"candidate_hash", x.candidate_hash}, {"workloads", workloads},
-              {"device", x.device}, {"clocks", jkv(x.clocks)},
-              {"input_seed", x.input_seed}, {"worker_restarts", x.worker_restarts},
-              {"evaluator", x.evaluator}, {"wall_seconds", jnum(x.wall_seconds)}};
+      return {{"candidate_hash", x.candidate_hash},
+              {"workloads", workloads},
+              {"device", x.device},
+              {"clocks", jkv(x.clocks)},
+              {"input_seed", x.input_seed},
+              {"worker_restarts", x.worker_restarts},
+              {"evaluator", x.evaluator},
+              {"wall_seconds", jnum(x.wall_seconds)}};
     }
     case Payload::Decision: {
       const auto& x = *p.AsDecision();
-      return {{"candidate_hash", x.candidate_hash}, {"agent", x.agent},
-              {"verdict", fb::EnumNameVerdict(x.verdict)}, {"score", jnum(x.score)},
-              {"incumbent_score", jnum(x.incumbent_score)}, {"margin", jnum(x.margin)},
-              {"noise", jnum(x.noise)}, {"reason", x.reason},
-              {"speedups", jnums(x.speedups)}, {"sol_scores", jnums(x.sol_scores)},
+      return {{"candidate_hash", x.candidate_hash},
+              {"agent", x.agent},
+              {"verdict", fb::EnumNameVerdict(x.verdict)},
+              {"score", jnum(x.score)},
+              {"incumbent_score", jnum(x.incumbent_score)},
+              {"margin", jnum(x.margin)},
+              {"noise", jnum(x.noise)},
+              {"reason", x.reason},
+              {"speedups", jnums(x.speedups)},
+              {"sol_scores", jnums(x.sol_scores)},
               {"evaluation_seq", x.evaluation_seq}};
     }
     case Payload::ConclusionRecorded: {
       const auto& x = *p.AsConclusionRecorded();
-      return {{"kind", fb::EnumNameConclusionKind(x.kind)}, {"kernel_type", x.kernel_type},
-              {"move", x.move}, {"speedup", jnum(x.speedup)}, {"why", x.why},
-              {"candidate_hash", x.candidate_hash}, {"agent", x.agent}};
+      return {{"kind", fb::EnumNameConclusionKind(x.kind)},
+              {"kernel_type", x.kernel_type},
+              {"move", x.move},
+              {"speedup", jnum(x.speedup)},
+              {"why", x.why},
+              {"candidate_hash", x.candidate_hash},
+              {"agent", x.agent}};
     }
     case Payload::PlateauDetected: {
       const auto& x = *p.AsPlateauDetected();
-      return {{"agent", x.agent}, {"scope", fb::EnumNamePlateauScope(x.scope)},
-              {"window", x.window}, {"candidates", x.candidates}};
+      return {{"agent", x.agent},
+              {"scope", fb::EnumNamePlateauScope(x.scope)},
+              {"window", x.window},
+              {"candidates", x.candidates}};
     }
     case Payload::StrategyDrafted: {
       const auto& x = *p.AsStrategyDrafted();
-      return {{"agent", x.agent}, {"from_skill", x.from_skill}, {"to_skill", x.to_skill},
+      return {{"agent", x.agent},
+              {"from_skill", x.from_skill},
+              {"to_skill", x.to_skill},
               {"reason", x.reason}};
     }
     case Payload::SiblingInspected: {
       const auto& x = *p.AsSiblingInspected();
-      return {{"agent", x.agent}, {"sibling", x.sibling},
+      return {{"agent", x.agent},
+              {"sibling", x.sibling},
               {"sibling_incumbent", x.sibling_incumbent},
-              {"sibling_score", jnum(x.sibling_score)}, {"adopted", x.adopted}};
+              {"sibling_score", jnum(x.sibling_score)},
+              {"adopted", x.adopted}};
     }
     case Payload::AgentExchange: {
       const auto& x = *p.AsAgentExchange();
-      return {{"agent", x.agent}, {"backend", x.backend}, {"prompt_ref", x.prompt_ref},
-              {"response_ref", x.response_ref}, {"model", x.model},
-              {"tokens_in", x.tokens_in}, {"tokens_out", x.tokens_out},
-              {"latency_ms", jnum(x.latency_ms)}, {"ok", x.ok}, {"error", x.error}};
+      return {{"agent", x.agent},
+              {"backend", x.backend},
+              {"prompt_ref", x.prompt_ref},
+              {"response_ref", x.response_ref},
+              {"model", x.model},
+              {"tokens_in", x.tokens_in},
+              {"tokens_out", x.tokens_out},
+              {"latency_ms", jnum(x.latency_ms)},
+              {"ok", x.ok},
+              {"error", x.error}};
     }
     case Payload::CampaignStopped: {
       const auto& x = *p.AsCampaignStopped();
-      return {{"reason", x.reason}, {"candidates", x.candidates}, {"best_hash", x.best_hash},
+      return {{"reason", x.reason},
+              {"candidates", x.candidates},
+              {"best_hash", x.best_hash},
               {"best_score", jnum(x.best_score)}};
     }
     case Payload::PeaksMeasured: {
       const auto& x = *p.AsPeaksMeasured();
-      return {{"device", x.device}, {"bandwidth_bytes_per_s", jnum(x.bandwidth_bytes_per_s)},
-              {"flops_per_s", jnum(x.flops_per_s)}, {"method", x.method}};
+      return {{"device", x.device},
+              {"bandwidth_bytes_per_s", jnum(x.bandwidth_bytes_per_s)},
+              {"flops_per_s", jnum(x.flops_per_s)},
+              {"method", x.method}};
     }
     case Payload::NONE:
       break;

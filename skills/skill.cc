@@ -27,13 +27,21 @@ std::string join(const std::vector<std::string>& items) {
 std::string describe(const toml::node& n) {
   std::ostringstream os;
   switch (n.type()) {
-    case toml::node_type::string: return in_quotes(n.as_string()->get());
-    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point: os << n.as_floating_point()->get(); return os.str();
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
+    case toml::node_type::string:
+      return in_quotes(n.as_string()->get());
+    case toml::node_type::integer:
+      return std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point:
+      os << n.as_floating_point()->get();
+      return os.str();
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date/time";
   }
 }
 
@@ -65,7 +73,8 @@ class Reader {
     return false;
   }
   bool fail_raw(const std::string& field, const std::string& message) {
-    if (!failed()) error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
+    if (!failed())
+      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
     return false;
   }
 
@@ -148,8 +157,8 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
 #endif
 
   Reader r(shown);
-  const std::vector<std::string> known = {"name",     "description", "kernel_types",
-                                          "knobs",    "families",    "moves"};
+  const std::vector<std::string> known = {"name",  "description", "kernel_types",
+                                          "knobs", "families",    "moves"};
   for (const auto& [k, _] : root) {
     const std::string key(k.str());
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -163,8 +172,8 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   const fs::path norm = folder.lexically_normal();
   const std::string folder_name =
       norm.has_filename() ? norm.filename().string() : norm.parent_path().filename().string();
-  r.string(root, "name", s.name, true, "the skill's name (its folder's name, \"" + folder_name +
-                                           "\")");
+  r.string(root, "name", s.name, true,
+           "the skill's name (its folder's name, \"" + folder_name + "\")");
   if (!r.failed() && s.name != folder_name) {
     r.fail("name", "the folder's name \"" + folder_name + "\"", in_quotes(s.name));
   }
@@ -228,8 +237,8 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   // Moves that change knobs are dead without knobs in scope, family switches without families.
   for (const char* kind : {"neighbour", "jump", "pair"}) {
     if (s.moves.count(kind) != 0 && s.knobs.empty()) {
-      r.fail("knobs",
-             std::string("at least one knob pattern (move '") + kind + "' changes knobs)", "none");
+      r.fail("knobs", std::string("at least one knob pattern (move '") + kind + "' changes knobs)",
+             "none");
     }
   }
   if (s.moves.count("family_switch") != 0 && s.families.empty()) {
@@ -286,9 +295,7 @@ bool Skill::eligible_for(const std::string& kernel_type) const {
 
 bool Skill::may_touch_knob(const std::string& knob) const { return any_match(knobs, knob); }
 
-bool Skill::may_use_family(const std::string& family) const {
-  return any_match(families, family);
-}
+bool Skill::may_use_family(const std::string& family) const { return any_match(families, family); }
 
 Result<Skill> load_skill(const std::filesystem::path& folder) {
   try {

@@ -1,9 +1,9 @@
 // Content-addressed artifacts and small meta facts, in the journal's "artifacts" and "meta"
 // column families. An artifact's key is the SHA-256 hex of its bytes, so a put of known bytes
 // is a no-op and a get proves the bytes are the ones that were put.
-#include <rocksdb/db.h>
-
 #include <algorithm>
+
+#include <rocksdb/db.h>
 
 #include "storage/journal.h"
 #include "storage/sha256.h"

@@ -9,11 +9,6 @@
 //   campaign against the key and that seqs are dense.
 #include "storage/journal.h"
 
-#include <rocksdb/db.h>
-#include <rocksdb/iterator.h>
-#include <rocksdb/options.h>
-#include <rocksdb/write_batch.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +17,11 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
 
 #include "storage/sha256.h"
 
@@ -192,8 +192,8 @@ Status Journal::open_db(const std::string& path) {
   } else {
     std::string tmpl = (std::filesystem::temp_directory_path() / "arc-follow-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
-      return Status::io_error(where + ": cannot create a scratch folder for following: " +
-                              std::strerror(errno));
+      return Status::io_error(
+          where + ": cannot create a scratch folder for following: " + std::strerror(errno));
     }
     state_->secondary_dir = tmpl;
     s = rocksdb::DB::OpenAsSecondary(dbo, path, tmpl, descs, &handles_, &db_);
@@ -273,8 +273,7 @@ Status Journal::set_campaign(const std::string& campaign_id) {
                                     "\"; cannot switch it to \"" + campaign_id + "\"");
   }
   if (options_.read_only) {
-    return Status::invalid_argument(state_->where() +
-                                    " is read-only and records no campaign yet");
+    return Status::invalid_argument(state_->where() + " is read-only and records no campaign yet");
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;  // the campaign id is what makes the events findable again
@@ -400,14 +399,15 @@ Status Journal::scan(uint64_t from, uint64_t to,
         std::memcmp(k.data(), campaign_key_.data(), kCampaignKeyBytes) != 0) {
       break;  // past this campaign
     }
-    const std::string at = "seq " + std::to_string(expected) + ": ";
+    // Built only on failure: the read path stays allocation-light.
+    auto at = [expected] { return "seq " + std::to_string(expected) + ": "; };
     if (k.size() != kEventKeyBytes) {
-      return Status::corruption(at + "malformed event key of " + std::to_string(k.size()) +
+      return Status::corruption(at() + "malformed event key of " + std::to_string(k.size()) +
                                 " bytes (" + where + ")");
     }
     const uint64_t seq = get_be64(k.data() + kCampaignKeyBytes);
     if (seq != expected) {
-      return Status::corruption(at + "missing; the next stored event is seq " +
+      return Status::corruption(at() + "missing; the next stored event is seq " +
                                 std::to_string(seq) + " (" + where + ")");
     }
     const rocksdb::Slice v = it->value();
@@ -415,14 +415,14 @@ Status Journal::scan(uint64_t from, uint64_t to,
     char* base = reinterpret_cast<char*>(aligned.data()) + (8 - kCrcBytes);
     std::memcpy(base, v.data(), v.size());
     auto env = events::verify_frame(std::string_view(base, v.size()));
-    if (!env.ok()) return Status::corruption(at + env.status().message() + " (" + where + ")");
+    if (!env.ok()) return Status::corruption(at() + env.status().message() + " (" + where + ")");
     const fb::Envelope& e = **env;
     if (e.seq() != seq) {
-      return Status::corruption(at + "envelope says seq " + std::to_string(e.seq()) + " (" +
+      return Status::corruption(at() + "envelope says seq " + std::to_string(e.seq()) + " (" +
                                 where + ")");
     }
     if (e.campaign() == nullptr || e.campaign()->string_view() != campaign_) {
-      return Status::corruption(at + "envelope belongs to campaign \"" +
+      return Status::corruption(at() + "envelope belongs to campaign \"" +
                                 (e.campaign() ? e.campaign()->str() : std::string()) +
                                 "\", not \"" + campaign_ + "\" (" + where + ")");
     }
@@ -502,8 +502,8 @@ uint64_t Journal::wait_for(uint64_t after, int timeout_ms) {
     if (last_seq_.load() > after) break;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kFollowPoll,
-                                                                              deadline - now));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(kFollowPoll, deadline - now));
   }
   return last_seq_.load();
 }

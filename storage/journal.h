@@ -2,7 +2,9 @@
 // The campaign log: an append-only RocksDB database.
 //   column family "events":    key = 8-byte campaign key + big-endian seq, value = event frame
 //   column family "artifacts": key = SHA-256 hex of the blob, value = blob (ArtifactStore)
-//   column family "meta":      campaign index (campaign id -> JSON summary), last seq
+//   column family "meta":      the campaign id (key "campaign") and small facts put_meta()
+//                              writes (e.g. "summary"); the last seq is not stored but
+//                              recovered from the last event key on open
 // Events are written once and never updated or deleted. Seqs start at 1 and are dense.
 #include <atomic>
 #include <cstdint>
@@ -119,7 +121,7 @@ class Journal {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   JournalOptions options_;
   std::string campaign_;
-  std::string campaign_key_;  // 8 bytes
+  std::string campaign_key_;           // 8 bytes
   std::atomic<uint64_t> last_seq_{0};  // read by waiters on other threads
   std::unique_ptr<State> state_;
 };

@@ -1,10 +1,10 @@
 // SHA-256 through OpenSSL's EVP interface (the low-level SHA256_* calls are deprecated in 3.0).
 #include "storage/sha256.h"
 
-#include <openssl/evp.h>
-
 #include <cstdlib>
 #include <memory>
+
+#include <openssl/evp.h>
 
 namespace arc::storage {
 

@@ -34,9 +34,7 @@ int main(int argc, char** argv) {
   long long in = -1, out = -1, memory_mb = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto number = [&](long long* v) {
-      return i + 1 < argc && parse_number(argv[++i], v);
-    };
+    auto number = [&](long long* v) { return i + 1 < argc && parse_number(argv[++i], v); };
     if (arg == "--worker") {
       worker = true;
     } else if (arg == "--peaks") {

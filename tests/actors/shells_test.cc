@@ -35,6 +35,7 @@ class Shells : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("arc-shells-" + std::to_string(::getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
+    fs::create_directories(dir_);
     auto j = storage::Journal::open((dir_ / "log").string(), {});
     ASSERT_TRUE(j.ok()) << j.status().to_string();
     journal_ = std::move(j.value());

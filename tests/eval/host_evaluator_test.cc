@@ -3,16 +3,17 @@
 // (y = 2 x); hostile candidates are free source.
 #include "eval/host_evaluator.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
 #include "eval/host_compiler.h"
+#include "eval/problem.h"
 #include "eval/protocol.h"
 #include "eval/subprocess.h"
 #include "eval/worker.h"
@@ -58,10 +59,11 @@ Problem scale_problem() {
 
 Candidate source_candidate(const std::string& body) {
   Candidate c;
-  c.base.source = "#include \"eval/host_abi.h\"\n#include <cmath>\n#include <cstdio>\n"
-                  "#include <cstdlib>\n#include <cstring>\n#include <new>\n#include <thread>\n"
-                  "#include <vector>\n" +
-                  body;
+  c.base.source =
+      "#include \"eval/host_abi.h\"\n#include <cmath>\n#include <cstdio>\n"
+      "#include <cstdlib>\n#include <cstring>\n#include <new>\n#include <thread>\n"
+      "#include <vector>\n" +
+      body;
   return c;
 }
 
@@ -229,8 +231,9 @@ TEST_F(HostEvaluatorTest, CompileErrorCarriesTheCompilerMessage) {
 TEST_F(HostEvaluatorTest, SegfaultIsACrashAndTheNextCandidateRunsOnAFreshWorker) {
   const uint32_t before = evaluator_->worker_restarts();
   // The address comes from the arguments so the compiler cannot turn it into a trap.
-  auto r = run(kernel("*reinterpret_cast<volatile int*>(static_cast<uintptr_t>(a->n_axes - 1)) = 1;"
-                      " return 0;"));
+  auto r =
+      run(kernel("*reinterpret_cast<volatile int*>(static_cast<uintptr_t>(a->n_axes - 1)) = 1;"
+                 " return 0;"));
   expect_first(r, WorkloadStatus::CRASH, "worker killed by signal 11 (SIGSEGV)");
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("while running workload n1k"));
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("at address 0x0"));
@@ -308,42 +311,64 @@ TEST_F(HostEvaluatorTest, PartialWriteIsCaughtByPoisoning) {
 }
 
 TEST_F(HostEvaluatorTest, SkippingWorkAfterTheFirstCallIsCaught) {
-  auto r = run(kernel("static int calls = 0; if (calls++ > 0) return 0;\n" + std::string(kCorrect)));
+  auto r =
+      run(kernel("static int calls = 0; if (calls++ > 0) return 0;\n" + std::string(kCorrect)));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
 }
 
 TEST_F(HostEvaluatorTest, SkippingWorkOnceTimingStartsIsStale) {
   // Correct through 2 correctness rounds and 2 warm-ups, lazy from then on.
-  auto r = run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
+  auto r =
+      run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
   expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 0 (buffer set 0)");
 }
 
 TEST_F(HostEvaluatorTest, ReplayingAnEarlierOutputIsCaught) {
-  auto r = run(kernel("static std::vector<float> saved;\n"
-                      "if (saved.empty()) { for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];"
-                      " saved.assign(y, y + n); } else { std::memcpy(y, saved.data(), n * 4); }"
-                      " return 0;"));
+  auto r =
+      run(kernel("static std::vector<float> saved;\n"
+                 "if (saved.empty()) { for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];"
+                 " saved.assign(y, y + n); } else { std::memcpy(y, saved.data(), n * 4); }"
+                 " return 0;"));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
 }
 
 TEST_F(HostEvaluatorTest, BackgroundThreadIsRejected) {
-  auto r = run(kernel("static bool started = false;\n"
-                      "if (!started) { started = true; std::thread([] { for (;;) "
-                      "std::this_thread::sleep_for(std::chrono::seconds(1)); }).detach(); }\n" +
-                      std::string(kCorrect),
-                      "#include <chrono>\n"));
+  auto r =
+      run(kernel("static bool started = false;\n"
+                 "if (!started) { started = true; std::thread([] { for (;;) "
+                 "std::this_thread::sleep_for(std::chrono::seconds(1)); }).detach(); }\n" +
+                     std::string(kCorrect),
+                 "#include <chrono>\n"));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "left 1 thread(s) running");
 }
 
 TEST_F(HostEvaluatorTest, PrintingAHundredMegabytesLeavesTheProtocolIntact) {
-  auto r = run(kernel("static bool printed = false;\n"
-                      "if (!printed) { printed = true; static char line[1 << 20];"
-                      " std::memset(line, 'x', sizeof line);"
-                      " for (int k = 0; k < 50; ++k) { std::fwrite(line, 1, sizeof line, stdout);"
-                      " std::fwrite(line, 1, sizeof line, stderr); } std::fflush(stdout);"
-                      " std::printf(\"{\\\"op\\\":\\\"result\\\"}\\n\"); }\n" +
-                      std::string(kCorrect)));
+  auto r =
+      run(kernel("static bool printed = false;\n"
+                 "if (!printed) { printed = true; static char line[1 << 20];"
+                 " std::memset(line, 'x', sizeof line);"
+                 " for (int k = 0; k < 50; ++k) { std::fwrite(line, 1, sizeof line, stdout);"
+                 " std::fwrite(line, 1, sizeof line, stderr); } std::fflush(stdout);"
+                 " std::printf(\"{\\\"op\\\":\\\"result\\\"}\\n\"); }\n" +
+                 std::string(kCorrect)));
   expect_ok(r);
+}
+
+TEST_F(HostEvaluatorTest, GarbageOnTheProtocolPipeIsACrash) {
+  // Writes over every descriptor the worker might be answering on.
+  auto r =
+      run(kernel("for (int fd = 3; fd < 64; ++fd) { ssize_t w = write(fd, \"garbage!\", 8);"
+                 " (void)w; }\n" +
+                     std::string(kCorrect),
+                 "#include <unistd.h>\n"));
+  expect_first(r, WorkloadStatus::CRASH, "unreadable message while running workload n1k");
+  EXPECT_EQ(r.worker_restarts, 1u);
+  expect_ok(run(kernel(kCorrect)));
+}
+
+TEST_F(HostEvaluatorTest, ExitFromTheCandidateIsACrash) {
+  auto r = run(kernel("std::exit(0);"));
+  expect_first(r, WorkloadStatus::CRASH, "worker exited with status 0 while running workload n1k");
 }
 
 TEST_F(HostEvaluatorTest, NonZeroReturnFailsWithTheCode) {
@@ -387,6 +412,50 @@ TEST_F(HostEvaluatorTest, MissingWorkerBinaryFailsCleanly) {
   EXPECT_EQ(r.workloads[0]->status, WorkloadStatus::CRASH);
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("/nonexistent/arc-eval"));
   EXPECT_FALSE(broken.peaks().ok());
+}
+
+// Every shipped host problem: its seed and each family's default variant pass the guard.
+TEST(HostEvaluatorShipped, SeedsAndFamilyDefaultsOfShippedProblemsAreOk) {
+  char tmpl[] = "/tmp/arc-host-eval-shipped-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const fs::path cache = tmpl;
+  for (const char* name : {"softmax", "matmul"}) {
+    const fs::path dir = fs::path(ARC_SOURCE_DIR) / "problems" / "host" / name;
+    if (!fs::exists(dir / "problem.toml")) continue;
+    auto problem = load_problem(dir);
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    HostEvaluatorOptions o;
+    o.cache_dir = cache;
+    o.worker_path = fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
+    HostEvaluator evaluator(*problem, o);
+    std::vector<Candidate> candidates = {problem->seed};
+    for (const auto& f : problem->families) {
+      Candidate c;
+      c.base = f.default_variant();
+      candidates.push_back(c);
+    }
+    for (const Candidate& c : candidates) {
+      auto compiled = evaluator.compile(c, c.hash());
+      ASSERT_TRUE(compiled.ok) << name << " " << c.base.key() << ": "
+                               << compiled.variants[0]->error;
+      EvalRequest req;
+      req.candidate = c;
+      req.candidate_hash = c.hash();
+      req.input_seed = 7;
+      req.settings = test_settings();
+      req.settings.repetitions = 5;
+      req.settings.flush_cache = false;
+      auto r = evaluator.evaluate(req, compiled);
+      ASSERT_EQ(r.workloads.size(), problem->workloads.size());
+      for (const auto& w : r.workloads) {
+        EXPECT_EQ(w->status, WorkloadStatus::OK)
+            << name << " " << c.base.key() << " " << w->workload << ": " << w->error;
+        EXPECT_GE(w->median_ns, w->sol_ns);
+      }
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(cache, ec);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,7 +519,8 @@ TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
   EXPECT_TRUE(slow->timed_out);
   EXPECT_LT(slow->seconds, 5);
 
-  auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"}, {.timeout_s = 10, .output_cap = 65536});
+  auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"},
+                            {.timeout_s = 10, .output_cap = 65536});
   ASSERT_TRUE(big.ok());
   EXPECT_EQ(big->exit_code, 0);
   EXPECT_EQ(big->output.size(), 65536u);
