@@ -80,8 +80,12 @@ void round(campaign_actor self, CampaignContext* ctx) {
               event_list list;
               std::vector<size_t> proposal_pos;
               std::vector<fb::CandidateProposedT> proposals;
+              std::set<std::string> hashes;
               for (auto& r : *replies) {
                 if (!r || !r->proposed || proposals.size() >= remaining) continue;
+                // Agents of one round cannot see each other: a candidate already proposed in
+                // this round is left out, and its agent sits the round out.
+                if (!hashes.insert(r->proposed->candidate_hash).second) continue;
                 const std::string& name = r->proposed->agent;
                 if (r->drafted) list.events.push_back(events::make_event(name, *r->drafted));
                 if (r->inspected) list.events.push_back(events::make_event(name, *r->inspected));
