@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "storage/sha256.h"
+
 namespace arc::actors {
 namespace {
 
@@ -202,18 +204,20 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   std::vector<std::string> targets = {""};
   for (const auto& [w, _] : inc.candidate.gates) targets.push_back(w);
 
+  const std::string inc_canonical = inc.candidate.canonical();
   auto accept = [&](eval::Candidate c, std::string move) -> std::optional<Generated> {
     normalize(c);
     if (traps.count(move) != 0) return std::nullopt;
-    std::string h = c.hash();
-    if (view.known(h) || h == inc.hash) return std::nullopt;
+    std::string canonical = c.canonical();
+    if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
+    std::string h = storage::sha256_hex(canonical);
     return Generated{std::move(c), std::move(h), std::move(move)};
   };
   auto target_variant = [&](eval::Candidate& c, const std::string& t) -> eval::Variant& {
     return t.empty() ? c.base : c.gates[t];
   };
 
-  constexpr int kAttempts = 48;
+  constexpr int kAttempts = 24;
   for (int attempt = 0; attempt < kAttempts && total > 0; ++attempt) {
     double r = rng.unit() * total;
     std::string kind = kinds.back().first;

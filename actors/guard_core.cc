@@ -112,8 +112,10 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
     }
   }
   std::string failure;
+  bool unanswered = false;  // a replay without a record says nothing about the move
   for (const auto& w : evaluation.workloads) {
     if (w->status != fb::WorkloadStatus::OK) {
+      unanswered = w->status == fb::WorkloadStatus::UNANSWERED;
       failure = "workload " + w->workload + ": " + fb::EnumNameWorkloadStatus(w->status) +
                 (w->error.empty() ? "" : ": " + w->error);
       break;
@@ -136,7 +138,7 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
     d.verdict = fb::Verdict::REJECT;
     d.reason = failure;
     d.score = 0;
-    if (!is_baseline) {
+    if (!is_baseline && !unanswered) {
       fb::ConclusionRecordedT c;
       c.kind = fb::ConclusionKind::TRAP;
       c.kernel_type = config_.kernel_type;

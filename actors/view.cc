@@ -48,6 +48,7 @@ void CampaignView::apply(const events::Event& e) {
       r.move = p->move;
       r.proposed_seq = e.seq;
       by_hash_[r.hash] = records_.size();
+      canonicals_.insert(p->canonical);
       records_.push_back(std::move(r));
       break;
     }

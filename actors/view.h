@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "eval/candidate.h"
@@ -50,6 +51,10 @@ class CampaignView {
   uint64_t last_seq() const { return last_seq_; }
   const std::vector<std::string>& workload_names() const { return workloads_; }
   bool known(const std::string& hash) const { return by_hash_.count(hash) != 0; }
+  // As known(), by canonical form (cheaper for proposers: no hashing).
+  bool known_canonical(const std::string& canonical) const {
+    return canonicals_.count(canonical) != 0;
+  }
   const CandidateRecord* find(const std::string& hash) const;
   // Candidates in proposal order.
   const std::vector<CandidateRecord>& candidates() const { return records_; }
@@ -70,6 +75,7 @@ class CampaignView {
   std::vector<std::string> workloads_;
   std::vector<CandidateRecord> records_;
   std::unordered_map<std::string, size_t> by_hash_;
+  std::unordered_set<std::string> canonicals_;
   std::map<std::string, Incumbent> incumbents_;
   std::vector<std::string> agents_;
   std::string baseline_hash_;

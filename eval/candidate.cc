@@ -7,12 +7,72 @@
 namespace arc::eval {
 namespace {
 
-nlohmann::json variant_json(const Variant& v) {
-  nlohmann::json j = nlohmann::json::object();
-  if (!v.family.empty()) j["family"] = v.family;
-  if (!v.knobs.empty()) j["knobs"] = v.knobs;
-  if (!v.source.empty()) j["source"] = v.source;
-  return j;
+// JSON string literal, escaped exactly as nlohmann::json::dump() does.
+void put_string(std::string& out, const std::string& s) {
+  static const char* kHex = "0123456789abcdef";
+  out += '"';
+  bool plain = true;
+  for (unsigned char c : s) plain &= c >= 0x20 && c != '"' && c != '\\';
+  if (plain) {
+    out += s;
+    out += '"';
+    return;
+  }
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+// Keys in sorted order: family < knobs < source.
+void put_variant(std::string& out, const Variant& v) {
+  out += '{';
+  bool first = true;
+  auto key = [&out, &first](const char* k) {
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += k;
+    out += "\":";
+  };
+  if (!v.family.empty()) {
+    key("family");
+    put_string(out, v.family);
+  }
+  if (!v.knobs.empty()) {
+    key("knobs");
+    out += '{';
+    bool first_knob = true;
+    for (const auto& [n, val] : v.knobs) {
+      if (!first_knob) out += ',';
+      first_knob = false;
+      put_string(out, n);
+      out += ':';
+      put_string(out, val);
+    }
+    out += '}';
+  }
+  if (!v.source.empty()) {
+    key("source");
+    put_string(out, v.source);
+  }
+  out += '}';
 }
 
 Result<Variant> variant_from(const nlohmann::json& j, const std::string& where) {
@@ -63,14 +123,26 @@ const Variant& Candidate::variant_for(const std::string& workload) const {
 }
 
 std::string Candidate::canonical() const {
-  nlohmann::json j = nlohmann::json::object();
-  j["base"] = variant_json(base);
+  // Written by hand (it is on the agents' hot path); byte-identical to nlohmann's dump() of
+  // the same object with sorted keys, which the tests check.
+  std::string out;
+  out.reserve(128);
+  out += "{\"base\":";
+  put_variant(out, base);
   if (!gates.empty()) {
-    nlohmann::json g = nlohmann::json::object();
-    for (const auto& [w, v] : gates) g[w] = variant_json(v);
-    j["gates"] = std::move(g);
+    out += ",\"gates\":{";
+    bool first = true;
+    for (const auto& [w, v] : gates) {
+      if (!first) out += ',';
+      first = false;
+      put_string(out, w);
+      out += ':';
+      put_variant(out, v);
+    }
+    out += '}';
   }
-  return j.dump();  // nlohmann objects are std::map-ordered: keys come out sorted
+  out += '}';
+  return out;
 }
 
 std::string Candidate::hash() const { return storage::sha256_hex(canonical()); }

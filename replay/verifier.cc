@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <unordered_map>
 
 #include "actors/agent_core.h"
 #include "actors/guard_core.h"
@@ -167,7 +168,7 @@ class Verifier {
       }
       case fb::Payload::CandidateEvaluated: {
         const auto* p = e.payload.AsCandidateEvaluated();
-        evaluations_[e.seq] = *p;
+        evaluations_[e.seq] = p;
         return "";
       }
       default:
@@ -178,7 +179,7 @@ class Verifier {
   std::string check_proposal_part(const events::Event& e) {
     if (e.payload.type == fb::Payload::CandidateProposed) {
       const auto* p = e.payload.AsCandidateProposed();
-      proposals_[{p->agent, p->candidate_hash}] = *p;
+      proposals_[{p->agent, p->candidate_hash}] = p;
       if (p->agent == kCampaignActor) {
         if (p->move != actors::kBaselineMove || p->candidate_hash != rec_->problem.seed.hash()) {
           return "the campaign's proposal is not the problem's seed";
@@ -229,7 +230,7 @@ class Verifier {
     const auto* d = e.payload.AsDecision();
     auto it = proposals_.find({d->agent, d->candidate_hash});
     if (it == proposals_.end()) return "a Decision for a candidate never proposed";
-    const fb::CandidateProposedT& proposal = it->second;
+    const fb::CandidateProposedT& proposal = *it->second;
     if (d->verdict == fb::Verdict::STOP) {
       auto want = guard_->stop_decision(proposal);
       if (!want) return "logged STOP, but the campaign was not stopping";
@@ -242,11 +243,11 @@ class Verifier {
              ", but the campaign was stopping (re-derived STOP)";
     }
     auto ev = evaluations_.find(d->evaluation_seq);
-    if (ev == evaluations_.end() || ev->second.candidate_hash != d->candidate_hash) {
+    if (ev == evaluations_.end() || ev->second->candidate_hash != d->candidate_hash) {
       return "the decision's evaluation_seq " + std::to_string(d->evaluation_seq) +
              " is not an evaluation of its candidate";
     }
-    auto want = guard_->decide(proposal, ev->second, d->evaluation_seq);
+    auto want = guard_->decide(proposal, *ev->second, d->evaluation_seq);
     if (std::string diff = decision_difference(want.decision, *d); !diff.empty()) return diff;
     expected_conclusion_ = want.conclusion;
     ++report_.decisions;
@@ -302,8 +303,9 @@ class Verifier {
   std::map<std::string, std::vector<uint64_t>> needed_;
   std::map<std::string, size_t> cursor_;
   std::map<std::string, std::deque<std::pair<std::vector<events::Event>, size_t>>> pending_;
-  std::map<std::pair<std::string, std::string>, fb::CandidateProposedT> proposals_;
-  std::map<uint64_t, fb::CandidateEvaluatedT> evaluations_;
+  // Pointers into the log being verified, which outlives the verifier.
+  std::map<std::pair<std::string, std::string>, const fb::CandidateProposedT*> proposals_;
+  std::unordered_map<uint64_t, const fb::CandidateEvaluatedT*> evaluations_;
   std::optional<fb::ConclusionRecordedT> expected_conclusion_;
 };
 

@@ -1,0 +1,67 @@
+#include "eval/candidate.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "storage/sha256.h"
+
+namespace arc::eval {
+namespace {
+
+Candidate sample() {
+  Candidate c;
+  c.base.family = "blocked";
+  c.base.knobs = {{"TILE_M", "64"}, {"A\"q", "x\\y\n\t\x01"}};
+  Variant g;
+  g.source = "extern \"C\" int arc_kernel() { return 0; }\n";
+  g.knobs = {{"UNROLL", "4"}};
+  c.gates["w2"] = g;
+  c.gates["w1"] = Variant{"naive", {}, ""};
+  return c;
+}
+
+TEST(Candidate, CanonicalMatchesSortedJsonDump) {
+  const Candidate c = sample();
+  nlohmann::json j;
+  j["base"] = {{"family", "blocked"}, {"knobs", c.base.knobs}};
+  j["gates"]["w1"] = {{"family", "naive"}};
+  j["gates"]["w2"] = {{"knobs", c.gates.at("w2").knobs}, {"source", c.gates.at("w2").source}};
+  EXPECT_EQ(c.canonical(), j.dump());
+  EXPECT_EQ(c.hash(), storage::sha256_hex(j.dump()));
+}
+
+TEST(Candidate, RoundTripsThroughCanonicalForm) {
+  const Candidate c = sample();
+  auto back = Candidate::from_canonical(c.canonical());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back.value() == c);
+  EXPECT_EQ(back->hash(), c.hash());
+}
+
+TEST(Candidate, VariantForFallsBackToBase) {
+  const Candidate c = sample();
+  EXPECT_EQ(c.variant_for("w1").family, "naive");
+  EXPECT_EQ(c.variant_for("other").family, "blocked");
+}
+
+TEST(Candidate, VariantKeysDistinguishKnobsOfFreeSource) {
+  Variant a{"", {{"UNROLL", "2"}}, "int x;"};
+  Variant b{"", {{"UNROLL", "4"}}, "int x;"};
+  EXPECT_NE(a.key(), b.key());
+  EXPECT_EQ(Variant({"blocked", {{"T", "8"}}, ""}).key(), "blocked{T=8}");
+}
+
+TEST(Candidate, MalformedCanonicalFormsAreRejected) {
+  EXPECT_FALSE(Candidate::from_canonical("not json").ok());
+  EXPECT_FALSE(Candidate::from_canonical("{}").ok());
+  EXPECT_FALSE(Candidate::from_canonical(R"({"base":{}})").ok());
+  EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a","source":"b"}})").ok());
+  EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a","knobs":{"K":1}}})").ok());
+  EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a"},"extra":1})").ok());
+  auto bad = Candidate::from_canonical(R"({"base":{"family":"a"},"gates":{"w":{"x":1}}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("candidate.gates.w"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc::eval
