@@ -65,7 +65,7 @@ void async_step(agent_actor self, CampaignContext* ctx) {
       // Nothing new from this view: try again once the log has moved on.
       st.idle_at = st.view->last_seq();
       st.in_flight = false;
-      self->send(st.campaign, done_atom_v, st.core->name(), p.idle_reason);
+      self->send(st.campaign, done_atom_v, st.core->name(), st.idle_at);
       st.follower.when(st.idle_at + 1, [self, ctx] { async_step(self, ctx); });
       return;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "actors/campaign_core.h"
 #include "actors/follower.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
@@ -13,16 +14,13 @@ namespace arc::actors {
 namespace {
 
 struct campaign_state {
-  std::unique_ptr<CampaignView> view;
+  std::unique_ptr<CampaignCore> core;
   Follower follower;
   caf::actor journal, guard;
   std::vector<caf::actor> agents;
   caf::response_promise done;
-  bool campaign_plateau = false;
   bool finishing = false;
   bool stopping = false;
-  std::map<std::string, uint64_t> idle;  // agent -> view seq at which it was idle
-  uint64_t last_decision_seq = 0;
   static inline const char* name = "arc.campaign";
 };
 
@@ -32,13 +30,7 @@ void finish(campaign_actor self, CampaignContext* ctx, const std::string& reason
   auto& st = self->state;
   if (st.finishing) return;
   st.finishing = true;
-  fb::CampaignStoppedT s;
-  s.reason = reason;
-  s.candidates = st.view->decided();
-  if (const auto* best = st.view->best(); best != nullptr) {
-    s.best_hash = best->hash;
-    s.best_score = best->score;
-  }
+  fb::CampaignStoppedT s = st.core->stopped(reason);
   event_list list;
   list.events.push_back(events::make_event(kCampaignActor, std::move(s)));
   self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
@@ -51,41 +43,24 @@ void finish(campaign_actor self, CampaignContext* ctx, const std::string& reason
           [self](caf::error& err) { self->state.done.deliver(err); });
 }
 
-std::optional<std::string> stop_reason(campaign_actor self, CampaignContext* ctx) {
-  auto& st = self->state;
-  if (st.view->decided() >= ctx->config.budget) {
-    return "budget of " + std::to_string(ctx->config.budget) + " candidates spent";
-  }
-  if (st.campaign_plateau) {
-    return "campaign plateau: no KEEP in the last " +
-           std::to_string(ctx->config.global_plateau) + " candidates";
-  }
-  return std::nullopt;
-}
-
 void round(campaign_actor self, CampaignContext* ctx) {
   auto& st = self->state;
-  if (auto why = stop_reason(self, ctx)) return finish(self, ctx, *why);
-  const uint64_t v = st.view->last_seq();
-  const uint32_t remaining = ctx->config.budget - st.view->decided();
+  if (auto why = st.core->stop_reason()) return finish(self, ctx, *why);
+  const uint64_t v = st.core->view().last_seq();
   auto replies = std::make_shared<std::vector<std::optional<Proposal>>>(st.agents.size());
   auto pending = std::make_shared<size_t>(st.agents.size());
   for (size_t i = 0; i < st.agents.size(); ++i) {
     self->request(st.agents[i], caf::infinite, propose_atom_v, v)
         .then(
-            [self, ctx, replies, pending, remaining](proposal_msg& m) {
+            [self, ctx, replies, pending](proposal_msg& m) {
               (*replies)[m.agent_index] = std::move(m.proposal);
               if (--*pending != 0) return;
               // Every agent has answered: log the round in agent order.
               event_list list;
               std::vector<size_t> proposal_pos;
               std::vector<fb::CandidateProposedT> proposals;
-              std::set<std::string> hashes;
-              for (auto& r : *replies) {
-                if (!r || !r->proposed || proposals.size() >= remaining) continue;
-                // Agents of one round cannot see each other: a candidate already proposed in
-                // this round is left out, and its agent sits the round out.
-                if (!hashes.insert(r->proposed->candidate_hash).second) continue;
+              for (size_t i : self->state.core->select_round(*replies)) {
+                auto& r = (*replies)[i];
                 const std::string& name = r->proposed->agent;
                 if (r->drafted) list.events.push_back(events::make_event(name, *r->drafted));
                 if (r->inspected) list.events.push_back(events::make_event(name, *r->inspected));
@@ -137,19 +112,15 @@ void begin_stop(campaign_actor self, CampaignContext* ctx, const std::string& re
 void check_async(campaign_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   if (ctx->config.mode != Mode::kAsync || st.stopping || st.agents.empty()) return;
-  if (auto why = stop_reason(self, ctx)) return begin_stop(self, ctx, *why);
-  if (st.idle.size() == st.agents.size()) {
-    bool all_current = true;
-    for (const auto& [agent, at] : st.idle) all_current &= at >= st.last_decision_seq;
-    if (all_current) begin_stop(self, ctx, "every agent is out of new candidates");
-  }
+  if (auto why = st.core->stop_reason()) return begin_stop(self, ctx, *why);
+  if (st.core->all_idle()) begin_stop(self, ctx, "every agent is out of new candidates");
 }
 
 void start_search(campaign_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   if (ctx->config.mode == Mode::kLockstep) return round(self, ctx);
   for (const auto& a : st.agents) {
-    self->send(a, run_atom_v, caf::actor{self}, st.view->last_seq());
+    self->send(a, run_atom_v, caf::actor{self}, st.core->view().last_seq());
   }
 }
 
@@ -159,7 +130,7 @@ void run_baseline(campaign_actor self, CampaignContext* ctx) {
   p.candidate_hash = ctx->problem.seed.hash();
   p.agent = kCampaignActor;
   p.move = kBaselineMove;
-  p.view_seq = st.view->last_seq();
+  p.view_seq = st.core->view().last_seq();
   p.canonical = ctx->problem.seed.canonical();
   event_list list;
   list.events.push_back(events::make_event(kCampaignActor, p));
@@ -251,9 +222,11 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
   auto impl = [](campaign_actor self, CampaignContext* ctx, caf::actor journal, caf::actor guard,
                  std::vector<caf::actor> agents) -> caf::behavior {
     auto& st = self->state;
-    std::vector<std::string> names;
+    std::vector<std::string> names, agent_names;
     for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
-    st.view = std::make_unique<CampaignView>(std::move(names));
+    for (const auto& a : ctx->config.agents) agent_names.push_back(a.name);
+    st.core = std::make_unique<CampaignCore>(ctx->config.budget, ctx->config.global_plateau,
+                                             std::move(agent_names), std::move(names));
     st.journal = journal;
     st.guard = guard;
     st.agents = std::move(agents);
@@ -263,17 +236,8 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
           auto& st = self->state;
           bool decided = false;
           if (!st.follower.on_published(p, [self, &decided](const events::Event& e) {
-                auto& st = self->state;
-                st.view->apply(e);
-                if (e.payload.type == fb::Payload::PlateauDetected &&
-                    e.payload.AsPlateauDetected()->scope == fb::PlateauScope::CAMPAIGN) {
-                  st.campaign_plateau = true;
-                } else if (e.payload.type == fb::Payload::Decision) {
-                  st.last_decision_seq = e.seq;
-                  decided = true;
-                } else if (e.payload.type == fb::Payload::CandidateProposed) {
-                  st.idle.erase(e.payload.AsCandidateProposed()->agent);
-                }
+                self->state.core->apply(e);
+                decided |= e.payload.type == fb::Payload::Decision;
               })) {
             st.done.deliver(caf::make_error(caf::sec::runtime_error, "corrupt published event"));
             return;
@@ -285,8 +249,9 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
           begin(self, ctx);
           return self->state.done;
         },
-        [self, ctx](done_atom, const std::string& agent, const std::string&) {
-          self->state.idle[agent] = self->state.view->last_seq();
+        // Async: `agent` found nothing new to propose from its view at `seq`.
+        [self, ctx](done_atom, const std::string& agent, uint64_t seq) {
+          self->state.core->mark_idle(agent, seq);
           check_async(self, ctx);
         },
     };

@@ -1,6 +1,7 @@
 // The journal actor: the single writer of the campaign log.
 #include <memory>
 
+#include "actors/campaign_core.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
 
@@ -8,6 +9,7 @@ namespace arc::actors {
 namespace {
 
 struct journal_state {
+  JournalCore core;
   std::vector<caf::actor> subscribers;
   static inline const char* name = "arc.journal";
 };
@@ -21,9 +23,21 @@ void add_arc_message_types(caf::actor_system_config& cfg) {
 caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
   auto impl = [](caf::stateful_actor<journal_state>* self,
                  CampaignContext* ctx) -> caf::behavior {
+    // A journal that already holds events (a resumed campaign) starts from them.
+    Status s = ctx->journal->read(1, 0, [self](uint64_t, const events::Event& e) {
+      self->state.core.apply(e);
+      return true;
+    });
+    if (!s) {
+      self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+      return {};
+    }
     return {
         [self, ctx](append_atom, event_list& list) -> caf::result<seq_list> {
           if (list.events.empty()) return seq_list{};
+          if (auto why = self->state.core.refuse(list.events); !why.empty()) {
+            return caf::make_error(caf::sec::runtime_error, "journal refuses the append: " + why);
+          }
           auto last = ctx->journal->append_all(list.events);
           if (!last) {
             // The log is the truth: nothing unlogged may go on. Tell the requester why.
@@ -35,6 +49,7 @@ caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
           frames->reserve(list.events.size());
           for (const auto& e : list.events) {
             out.seqs.push_back(e.seq);
+            self->state.core.apply(e);
             frames->push_back(events::encode_frame(e));
             if (ctx->observer) ctx->observer(e);
           }

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -217,6 +219,69 @@ TEST(Cli, RunJsonThenShowAndVerify) {
   std::string show;
   EXPECT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &show), 0);
   EXPECT_NE(show.find("CampaignStopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc
+
+namespace arc {
+namespace {
+
+// A family that crashes, aborts, hangs, allocates without bound, prints, or computes wrong or
+// all-zero outputs, chosen by a knob: each fault is REJECTed with its reason, the worker is
+// replaced, and the campaign goes on to a verified end.
+TEST(Hostile, EveryFaultIsRejectedWithItsReasonAndTheCampaignGoesOn) {
+  const fs::path file = fs::path(ARC_SOURCE_DIR) / "tests/data/hostile/campaign.toml";
+  Ran r = run(file, "hostile", {});
+  ASSERT_TRUE(r.summary.stopped);
+  const std::map<std::string, fb::WorkloadStatus> expected = {
+      {"segv", fb::WorkloadStatus::CRASH},          {"abort", fb::WorkloadStatus::CRASH},
+      {"hang", fb::WorkloadStatus::TIMEOUT},        {"alloc", fb::WorkloadStatus::OUT_OF_MEMORY},
+      {"wrong", fb::WorkloadStatus::WRONG_RESULT},  {"zero", fb::WorkloadStatus::WRONG_RESULT},
+  };
+  std::map<std::string, std::string> fault_of;  // candidate hash -> FAULT value
+  std::map<std::string, fb::WorkloadStatus> status_of;
+  std::set<std::string> seen;
+  for (const auto& e : r.log) {
+    if (e.payload.type == fb::Payload::CandidateProposed) {
+      auto c = eval::Candidate::from_canonical(e.payload.AsCandidateProposed()->canonical);
+      ASSERT_TRUE(c.ok());
+      auto it = c->base.knobs.find("FAULT");
+      fault_of[e.payload.AsCandidateProposed()->candidate_hash] =
+          it == c->base.knobs.end() ? "none" : it->second;
+    } else if (e.payload.type == fb::Payload::CandidateEvaluated) {
+      const auto* p = e.payload.AsCandidateEvaluated();
+      fb::WorkloadStatus first_bad = fb::WorkloadStatus::OK;
+      for (const auto& w : p->workloads) {
+        if (w->status != fb::WorkloadStatus::OK) {
+          first_bad = w->status;
+          break;
+        }
+      }
+      status_of[p->candidate_hash] = first_bad;
+    } else if (e.payload.type == fb::Payload::Decision) {
+      const auto* d = e.payload.AsDecision();
+      const std::string fault = fault_of[d->candidate_hash];
+      auto want = expected.find(fault);
+      if (want == expected.end()) {
+        EXPECT_NE(d->verdict, fb::Verdict::REJECT) << fault << ": " << d->reason;
+        continue;
+      }
+      seen.insert(fault);
+      EXPECT_EQ(d->verdict, fb::Verdict::REJECT) << fault;
+      EXPECT_EQ(status_of[d->candidate_hash], want->second)
+          << fault << ": " << d->reason;
+      EXPECT_FALSE(d->reason.empty());
+    }
+  }
+  EXPECT_GE(seen.size(), 5u) << "faults met: " << seen.size();
+  auto best = eval::Candidate::from_canonical(r.summary.best_canonical);
+  ASSERT_TRUE(best.ok());
+  const std::string best_fault =
+      best->base.knobs.count("FAULT") ? best->base.knobs.at("FAULT") : "none";
+  EXPECT_TRUE(best_fault == "none" || best_fault == "print") << best_fault;
+  auto v = replay::verify_run(r.run_dir);
+  EXPECT_TRUE(v.ok) << v.divergence_seq << ": " << v.message;
 }
 
 }  // namespace
