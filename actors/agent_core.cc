@@ -110,6 +110,42 @@ void normalize(eval::Candidate& c) {
   }
 }
 
+// Per workload, the fastest correct variant seen so far, composed into one dispatching
+// candidate: the base is the variant that wins most workloads (first in workload order on ties).
+std::optional<eval::Candidate> compose_gates(const CampaignView& view) {
+  const auto& names = view.workload_names();
+  std::vector<const eval::Variant*> best(names.size(), nullptr);
+  std::vector<double> best_ns(names.size(), 0);
+  for (const auto& rec : view.candidates()) {
+    for (size_t i = 0; i < rec.workloads.size() && i < names.size(); ++i) {
+      const auto& o = rec.workloads[i];
+      if (o.ok && o.median_ns > 0 && (best[i] == nullptr || o.median_ns < best_ns[i])) {
+        best[i] = &rec.candidate.variant_for(names[i]);
+        best_ns[i] = o.median_ns;
+      }
+    }
+  }
+  if (best.empty() || std::find(best.begin(), best.end(), nullptr) != best.end()) {
+    return std::nullopt;
+  }
+  size_t base_i = 0, base_count = 0;
+  for (size_t i = 0; i < best.size(); ++i) {
+    size_t count = 0;
+    for (const auto* b : best) count += (*b == *best[i]) ? 1 : 0;
+    if (count > base_count) {
+      base_count = count;
+      base_i = i;
+    }
+  }
+  eval::Candidate g;
+  g.base = *best[base_i];
+  for (size_t i = 0; i < best.size(); ++i) {
+    if (!(*best[i] == g.base)) g.gates[names[i]] = *best[i];
+  }
+  if (g.gates.empty()) return std::nullopt;
+  return g;
+}
+
 }  // namespace
 
 uint64_t mix64(uint64_t x) {
@@ -186,7 +222,8 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
                                                         const Incumbent& inc,
                                                         const CampaignView& view,
                                                         const Recall& recall,
-                                                        uint64_t rng_seed) const {
+                                                        uint64_t rng_seed,
+                                                        int attempts) const {
   const eval::Problem& p = *problem_;
   Rng rng(rng_seed);
   std::set<std::string> traps;
@@ -217,8 +254,58 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     return t.empty() ? c.base : c.gates[t];
   };
 
-  constexpr int kAttempts = 24;
-  for (int attempt = 0; attempt < kAttempts && total > 0; ++attempt) {
+  const bool gating = skill.moves.count("shape_gate") != 0;
+  const std::optional<eval::Candidate> gated = gating ? compose_gates(view) : std::nullopt;
+
+  // Deterministic walk: the composed gate, each recalled win, every single-knob value and
+  // every family in scope. If it finds nothing new the skill is exhausted around this base;
+  // that only changes when recall or the composed gate does (the known set only grows), so
+  // it is remembered under that key and the random moves below are not tried.
+  std::string key = skill.name + "|" + inc.hash + "|" + (gated ? gated->canonical() : "");
+  for (const auto& t : recall.traps) key += "|t:" + t.move;
+  for (const auto& w : recall.wins) key += "|w:" + w.move;
+  if (exhausted_.count(key) != 0) return std::nullopt;
+  auto walk = [&]() -> std::optional<Generated> {
+    if (gated) {
+      if (auto out = accept(*gated, "shape_gate:" + std::to_string(gated->gates.size()) + "_gates")) {
+        return out;
+      }
+    }
+    for (const auto& target : targets) {
+      eval::Candidate base = inc.candidate;
+      const eval::Variant& v0 = target_variant(base, target);
+      for (const auto& w : recall.wins) {
+        eval::Candidate c = base;
+        if (apply_move_text(p, w.move, target_variant(c, target))) {
+          if (auto out = accept(std::move(c), w.move)) return out;
+        }
+      }
+      for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
+        for (const auto& val : k->values) {
+          eval::Candidate c = base;
+          eval::Variant& v = target_variant(c, target);
+          if (knob_value(v, *k) == val) continue;
+          v.knobs[k->name] = val;
+          if (auto out = accept(std::move(c), "knob:" + k->name + "=" + val)) return out;
+        }
+      }
+      if (skill.moves.count("family_switch") != 0) {
+        for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
+          eval::Candidate c = base;
+          target_variant(c, target) = switch_family(*f, v0);
+          if (auto out = accept(std::move(c), "family:" + f->name)) return out;
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  std::optional<Generated> walked = walk();
+  if (!walked) {
+    exhausted_.insert(std::move(key));
+    return std::nullopt;
+  }
+
+  for (int attempt = 0; attempt < attempts && total > 0; ++attempt) {
     double r = rng.unit() * total;
     std::string kind = kinds.back().first;
     for (const auto& [k, w] : kinds) {
@@ -274,67 +361,17 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       if (!apply_move_text(p, w.move, v)) continue;
       move = w.move;
     } else if (kind == "shape_gate") {
-      // Per workload, the fastest correct variant seen so far.
-      const auto& names = view.workload_names();
-      std::vector<const eval::Variant*> best(names.size(), nullptr);
-      std::vector<double> best_ns(names.size(), 0);
-      for (const auto& rec : view.candidates()) {
-        for (size_t i = 0; i < rec.workloads.size() && i < names.size(); ++i) {
-          const auto& o = rec.workloads[i];
-          if (o.ok && o.median_ns > 0 && (best[i] == nullptr || o.median_ns < best_ns[i])) {
-            best[i] = &rec.candidate.variant_for(names[i]);
-            best_ns[i] = o.median_ns;
-          }
-        }
-      }
-      if (std::find(best.begin(), best.end(), nullptr) != best.end()) continue;
-      // The base is the variant that wins most workloads (first in workload order on ties).
-      size_t base_i = 0, base_count = 0;
-      for (size_t i = 0; i < best.size(); ++i) {
-        size_t count = 0;
-        for (const auto* b : best) count += (*b == *best[i]) ? 1 : 0;
-        if (count > base_count) {
-          base_count = count;
-          base_i = i;
-        }
-      }
-      eval::Candidate g;
-      g.base = *best[base_i];
-      for (size_t i = 0; i < best.size(); ++i) {
-        if (!(*best[i] == g.base)) g.gates[names[i]] = *best[i];
-      }
-      if (g.gates.empty()) continue;
-      move = "shape_gate:" + std::to_string(g.gates.size()) + "_gates";
-      c = std::move(g);
+      if (!gated) continue;
+      c = *gated;
+      move = "shape_gate:" + std::to_string(c.gates.size()) + "_gates";
     } else {
       continue;  // a move kind this agent does not know
     }
     if (auto out = accept(std::move(c), std::move(move))) return out;
   }
 
-  // Random moves found nothing new: walk every single-knob neighbour and family in scope, in
-  // a fixed order, before giving up.
-  for (const auto& target : targets) {
-    eval::Candidate base = inc.candidate;
-    const eval::Variant& v0 = target_variant(base, target);
-    for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
-      for (const auto& val : k->values) {
-        eval::Candidate c = base;
-        eval::Variant& v = target_variant(c, target);
-        if (knob_value(v, *k) == val) continue;
-        v.knobs[k->name] = val;
-        if (auto out = accept(std::move(c), "knob:" + k->name + "=" + val)) return out;
-      }
-    }
-    if (skill.moves.count("family_switch") != 0) {
-      for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
-        eval::Candidate c = base;
-        target_variant(c, target) = switch_family(*f, v0);
-        if (auto out = accept(std::move(c), "family:" + f->name)) return out;
-      }
-    }
-  }
-  return std::nullopt;
+  // Random moves found nothing new: the walk's first find.
+  return walked;
 }
 
 Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) const {
@@ -388,11 +425,11 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     }
   }
 
-  auto try_skill = [&](const std::string& name, const Incumbent& from,
-                       uint64_t seed) -> std::optional<Generated> {
+  auto try_skill = [&](const std::string& name, const Incumbent& from, uint64_t seed,
+                       int attempts = 8) -> std::optional<Generated> {
     const skills::Skill* skill = find_skill(name);
     if (skill == nullptr) return std::nullopt;
-    return generate(*skill, from, view, recall, seed);
+    return generate(*skill, from, view, recall, seed, attempts);
   };
 
   std::optional<Generated> g = try_skill(skill_name, inc, base_seed);
@@ -417,7 +454,8 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     });
     for (size_t i = 0; !g && i < bases.size() && i < 16; ++i) {
       base = Incumbent{bases[i]->hash, bases[i]->candidate, bases[i]->score};
-      g = try_skill(skill_name, base, base_seed ^ (0x100 + i));
+      // A few random moves, then the exhaustive walk: these bases are mostly well explored.
+      g = try_skill(skill_name, base, base_seed ^ (0x100 + i), 4);
     }
   }
   if (!g) {

@@ -9,6 +9,7 @@
 // anything new around its incumbent, it builds on the campaign's other correct candidates.
 #include <cstdint>
 #include <optional>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,7 @@ class AgentCore {
   const skills::Skill* find_skill(const std::string& name) const;
   std::optional<Generated> generate(const skills::Skill& skill, const Incumbent& incumbent,
                                     const CampaignView& view, const Recall& recall,
-                                    uint64_t rng_seed) const;
+                                    uint64_t rng_seed, int attempts) const;
   // Eligible skills other than `from`, untried ones first, in a seeded order.
   std::vector<std::string> draft_order(const std::string& from, uint64_t rng_seed) const;
 
@@ -70,6 +71,9 @@ class AgentCore {
   std::vector<std::string> used_skills_;
   uint32_t proposals_ = 0;
   bool draft_pending_ = false;
+  // (skill, base, recall, composed gate) keys around which nothing new exists: a memo of a pure
+  // predicate, so it never changes what propose() returns.
+  mutable std::unordered_set<std::string> exhausted_;
 };
 
 // Deterministic 64-bit mixing (splitmix64), the source of every agent's randomness.

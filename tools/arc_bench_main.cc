@@ -195,6 +195,6 @@ int main(int argc, char** argv) {
   std::printf("verify_run_seconds  %.3f   (from disk, including opening the log and loading the "
               "problem and skills; %s)\n",
               tc, cold.ok ? "verified" : cold.message.c_str());
-  fs::remove_all(work);
+  if (work_dir.empty()) fs::remove_all(work);
   return 0;
 }
