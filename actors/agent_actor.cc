@@ -110,10 +110,8 @@ caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t in
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
         [self](const published_events& p) {
-          if (!self->state.follower.on_published(
-                  p, [self](const events::Event& e) { apply(self, e); })) {
-            self->quit(caf::sec::runtime_error);
-          }
+          follow(self, self->state.follower, p,
+                 [self](const events::Event& e) { apply(self, e); });
         },
         // Lockstep: propose from the view at exactly seq v.
         [self, ctx, index](propose_atom, uint64_t v) {

@@ -7,6 +7,8 @@
 
 #include <toml++/toml.h>
 
+#include "events/toml_text.h"
+
 namespace arc::actors {
 namespace {
 
@@ -108,19 +110,8 @@ class Reader {
       default: return "a date/time";
     }
   }
-  static std::string describe(const toml::node& n) {
-    std::ostringstream os;
-    if (n.is_string()) {
-      os << '"' << n.as_string()->get() << '"';
-    } else if (n.is_integer()) {
-      os << n.as_integer()->get();
-    } else if (n.is_floating_point()) {
-      os << n.as_floating_point()->get();
-    } else {
-      os << "a " << n.type();
-    }
-    return os.str();
-  }
+  static std::string describe(const toml::node& n) { return toml_describe(n); }
+
 
  private:
   const toml::table& root_;

@@ -59,4 +59,13 @@ class Follower {
   std::vector<std::pair<uint64_t, std::function<void()>>> waiting_;
 };
 
+// The published-events handler of a shell: applies every event with `apply`; a frame that
+// fails verification stops the actor, since its cores can no longer follow the log.
+template <class Self, class Apply>
+void follow(Self* self, Follower& follower, const published_events& p, Apply&& apply) {
+  if (!follower.on_published(p, std::forward<Apply>(apply))) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "a published event failed verification"));
+  }
+}
+
 }  // namespace arc::actors

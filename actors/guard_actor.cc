@@ -208,10 +208,8 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
         [self](const published_events& p) {
-          if (!self->state.follower.on_published(
-                  p, [self](const events::Event& e) { self->state.core->apply(e); })) {
-            self->quit(caf::sec::runtime_error);
-          }
+          follow(self, self->state.follower, p,
+                 [self](const events::Event& e) { self->state.core->apply(e); });
         },
         [self, ctx](submit_atom, submission& s) {
           auto rp = self->make_response_promise<verdict_msg>();

@@ -26,10 +26,8 @@ caf::actor spawn_plateau(caf::actor_system& sys, CampaignContext* ctx, caf::acto
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
         [self](const published_events& p) {
-          if (!self->state.follower.on_published(
-                  p, [self](const events::Event& e) { self->state.core->apply(e); })) {
-            self->quit(caf::sec::runtime_error);
-          }
+          follow(self, self->state.follower, p,
+                 [self](const events::Event& e) { self->state.core->apply(e); });
         },
         // Replies with the last seq it appended (or `upto` when nothing was due).
         [self](check_atom, uint64_t upto) {

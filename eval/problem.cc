@@ -14,6 +14,8 @@
 
 #include <toml++/toml.h>
 
+#include "events/toml_text.h"
+
 #include "storage/sha256.h"
 
 namespace arc::eval {
@@ -246,35 +248,12 @@ bool is_define_value(const std::string& s) {
   return true;
 }
 
-std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
-
 std::string join(const std::vector<std::string>& items, bool quote) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + (quote ? in_quotes(s) : s);
   return out.empty() ? "none" : out;
 }
 
-// What a node holds, as a user wrote it.
-std::string describe(const toml::node& n) {
-  std::ostringstream os;
-  switch (n.type()) {
-    case toml::node_type::string:
-      return in_quotes(n.as_string()->get());
-    case toml::node_type::integer:
-      return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point:
-      os << n.as_floating_point()->get();
-      return os.str();
-    case toml::node_type::boolean:
-      return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    default:
-      return "a date/time";
-  }
-}
 
 const std::vector<std::string> kCudaDtypes = {"f32",      "f64", "f16", "bf16", "fp8_e4m3",
                                               "fp8_e5m2", "i32", "i8",  "u8"};
@@ -323,7 +302,7 @@ class Loader {
     if (failed()) return false;
     const toml::node* n = t.get(key);
     if (n == nullptr) return required ? fail(at(prefix, key), expected, "nothing") : true;
-    if (!n->is_string()) return fail(at(prefix, key), expected, describe(*n));
+    if (!n->is_string()) return fail(at(prefix, key), expected, toml_describe(*n));
     out = n->as_string()->get();
     return true;
   }
@@ -338,9 +317,9 @@ class Loader {
     } else if (n->is_floating_point()) {
       out = n->as_floating_point()->get();
     } else {
-      return fail(at(prefix, key), expected, describe(*n));
+      return fail(at(prefix, key), expected, toml_describe(*n));
     }
-    if (!std::isfinite(out)) return fail(at(prefix, key), expected, describe(*n));
+    if (!std::isfinite(out)) return fail(at(prefix, key), expected, toml_describe(*n));
     return true;
   }
 
@@ -350,12 +329,12 @@ class Loader {
     const toml::node* n = t.get(key);
     const std::string field = at(prefix, key);
     if (n == nullptr) return required ? fail(field, expected, "nothing") : true;
-    if (!n->is_array()) return fail(field, expected, describe(*n));
+    if (!n->is_array()) return fail(field, expected, toml_describe(*n));
     out.clear();
     size_t i = 0;
     for (const toml::node& e : *n->as_array()) {
       if (!e.is_string()) {
-        return fail(field + "[" + std::to_string(i) + "]", "a string", describe(e));
+        return fail(field + "[" + std::to_string(i) + "]", "a string", toml_describe(e));
       }
       out.push_back(e.as_string()->get());
       ++i;
@@ -370,7 +349,7 @@ class Loader {
     } else if (n.is_integer()) {
       out = std::to_string(n.as_integer()->get());
     } else {
-      return fail(field, "a string or an integer (the text of a -D define)", describe(n));
+      return fail(field, "a string or an integer (the text of a -D define)", toml_describe(n));
     }
     if (!is_define_value(out)) {
       return fail(field, "a non-empty value without spaces or control characters", in_quotes(out));
@@ -387,7 +366,7 @@ class Loader {
       return nullptr;
     }
     if (!n->is_table()) {
-      fail(at(prefix, key), "a table", describe(*n));
+      fail(at(prefix, key), "a table", toml_describe(*n));
       return nullptr;
     }
     return n->as_table();
@@ -405,7 +384,7 @@ class Loader {
       return nullptr;
     }
     if (!n->is_array()) {
-      fail(field, expected, describe(*n));
+      fail(field, expected, toml_describe(*n));
       return nullptr;
     }
     const toml::array* a = n->as_array();
@@ -416,7 +395,7 @@ class Loader {
     size_t i = 0;
     for (const toml::node& e : *a) {
       if (!e.is_table()) {
-        fail(field + "[" + std::to_string(i) + "]", "a table", describe(e));
+        fail(field + "[" + std::to_string(i) + "]", "a table", toml_describe(e));
         return nullptr;
       }
       ++i;
@@ -648,7 +627,7 @@ class Loader {
           return;
         }
         if (!n->is_integer() || n->as_integer()->get() <= 0) {
-          fail(field, "a positive integer", describe(*n));
+          fail(field, "a positive integer", toml_describe(*n));
           return;
         }
         w.axes[a] = n->as_integer()->get();
@@ -745,7 +724,7 @@ class Loader {
       return;
     }
     if (!values->is_array() || values->as_array()->empty()) {
-      fail(prefix + ".values", expected, values->is_array() ? "[]" : describe(*values));
+      fail(prefix + ".values", expected, values->is_array() ? "[]" : toml_describe(*values));
       return;
     }
     size_t i = 0;

@@ -11,12 +11,12 @@
 
 #include <toml++/toml.h>
 
+#include "events/toml_text.h"
+
 namespace arc::skills {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -24,26 +24,6 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string describe(const toml::node& n) {
-  std::ostringstream os;
-  switch (n.type()) {
-    case toml::node_type::string:
-      return in_quotes(n.as_string()->get());
-    case toml::node_type::integer:
-      return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point:
-      os << n.as_floating_point()->get();
-      return os.str();
-    case toml::node_type::boolean:
-      return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    default:
-      return "a date/time";
-  }
-}
 
 bool any_match(const std::vector<std::string>& patterns, const std::string& text) {
   return std::any_of(patterns.begin(), patterns.end(),
@@ -83,7 +63,7 @@ class Reader {
     if (failed()) return false;
     const toml::node* n = t.get(key);
     if (n == nullptr) return required ? fail(key, expected, "nothing") : true;
-    if (!n->is_string()) return fail(key, expected, describe(*n));
+    if (!n->is_string()) return fail(key, expected, toml_describe(*n));
     out = n->as_string()->get();
     return true;
   }
@@ -94,12 +74,12 @@ class Reader {
     if (failed()) return false;
     const toml::node* n = t.get(key);
     if (n == nullptr) return required ? fail(key, expected, "nothing") : true;
-    if (!n->is_array()) return fail(key, expected, describe(*n));
+    if (!n->is_array()) return fail(key, expected, toml_describe(*n));
     out.clear();
     size_t i = 0;
     for (const toml::node& e : *n->as_array()) {
       const std::string field = key + "[" + std::to_string(i++) + "]";
-      if (!e.is_string()) return fail(field, "a non-empty string", describe(e));
+      if (!e.is_string()) return fail(field, "a non-empty string", toml_describe(e));
       const std::string& s = e.as_string()->get();
       if (s.empty()) return fail(field, "a non-empty string", "\"\"");
       out.push_back(s);
@@ -204,7 +184,7 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   if (moves == nullptr) {
     r.fail("moves", moves_expected, "nothing");
   } else if (!moves->is_table()) {
-    r.fail("moves", moves_expected, describe(*moves));
+    r.fail("moves", moves_expected, toml_describe(*moves));
   } else if (moves->as_table()->empty()) {
     r.fail("moves", moves_expected, "an empty table");
   } else {
@@ -222,11 +202,11 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
       } else if (v.is_floating_point()) {
         w = v.as_floating_point()->get();
       } else {
-        r.fail(field, "a weight > 0", describe(v));
+        r.fail(field, "a weight > 0", toml_describe(v));
         break;
       }
       if (!(w > 0) || !std::isfinite(w)) {
-        r.fail(field, "a weight > 0", describe(v));
+        r.fail(field, "a weight > 0", toml_describe(v));
         break;
       }
       s.moves[kind] = w;
