@@ -16,7 +16,7 @@ namespace {
 struct campaign_state {
   std::unique_ptr<CampaignCore> core;
   Follower follower;
-  caf::actor journal, guard;
+  caf::actor journal, guard, plateau;
   std::vector<caf::actor> agents;
   caf::response_promise done;
   bool finishing = false;
@@ -124,6 +124,21 @@ void start_search(campaign_actor self, CampaignContext* ctx) {
   }
 }
 
+// Hands the logged baseline proposal to the guard; the search starts once it is kept.
+void submit_baseline(campaign_actor self, CampaignContext* ctx, fb::CandidateProposedT p,
+                     uint64_t seq) {
+  submission s{std::move(p), seq};
+  self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
+      .then(
+          [self, ctx](const verdict_msg& v) {
+            if (v.verdict != fb::Verdict::KEEP) {
+              return finish(self, ctx, "baseline failed: " + v.reason);
+            }
+            self->state.follower.when(v.last_seq, [self, ctx] { start_search(self, ctx); });
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
 void run_baseline(campaign_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   fb::CandidateProposedT p;
@@ -137,17 +152,66 @@ void run_baseline(campaign_actor self, CampaignContext* ctx) {
   self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
       .then(
           [self, ctx, p](const seq_list& seqs) mutable {
-            submission s{std::move(p), seqs.seqs.back()};
-            self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
-                .then(
-                    [self, ctx](const verdict_msg& v) {
-                      if (v.verdict != fb::Verdict::KEEP) {
-                        return finish(self, ctx, "baseline failed: " + v.reason);
-                      }
-                      self->state.follower.when(v.last_seq,
-                                                [self, ctx] { start_search(self, ctx); });
-                    },
-                    [self](caf::error& err) { self->state.done.deliver(err); });
+            submit_baseline(self, ctx, std::move(p), seqs.seqs.back());
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
+// Measures the device's peaks, logs them, then runs `next`.
+void measure_peaks(campaign_actor self, CampaignContext* ctx, std::function<void()> next) {
+  self->request(self->state.guard, caf::infinite, peaks_atom_v)
+      .then(
+          [self, next](peaks_msg& m) {
+            event_list pl;
+            pl.events.push_back(events::make_event(kGuardActor, std::move(m.peaks)));
+            self->request(self->state.journal, caf::infinite, append_atom_v, std::move(pl))
+                .then([self, next](const seq_list& seqs) {
+                  self->state.follower.when(seqs.seqs.back(), next);
+                },
+                      [self](caf::error& err) { self->state.done.deliver(err); });
+          },
+          [self, ctx](caf::error& err) {
+            finish(self, ctx, "device peaks unavailable: " + self->system().render(err));
+          });
+}
+
+void begin(campaign_actor self, CampaignContext* ctx);
+
+// Continues a campaign from its log: whatever the interrupted run had logged is taken as
+// done; what it had not is done now, in the order an uninterrupted run would have done it.
+void resume(campaign_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  const CampaignCore& core = *st.core;
+  if (!core.started()) return begin(self, ctx);
+  if (!core.peaks_measured()) return measure_peaks(self, ctx, [self, ctx] { resume(self, ctx); });
+  const fb::CandidateProposedT* base = core.baseline_proposal();
+  if (base == nullptr) return run_baseline(self, ctx);
+  if (!core.baseline_decided()) {
+    for (const auto& [seq, p] : core.undecided()) {
+      if (p.agent == kCampaignActor) return submit_baseline(self, ctx, p, seq);
+    }
+  }
+  if (core.view().baseline() == nullptr) return finish(self, ctx, "baseline failed");
+  // A decision whose plateau check was lost gets it now, then the undecided proposals go to
+  // the guard in log order.
+  self->request(st.plateau, caf::infinite, check_atom_v, core.view().last_seq())
+      .then(
+          [self, ctx](uint64_t last) {
+            self->state.follower.when(last, [self, ctx] {
+              submission_list subs;
+              for (auto& [seq, p] : self->state.core->undecided()) {
+                subs.items.push_back({std::move(p), seq});
+              }
+              if (subs.items.empty()) return start_search(self, ctx);
+              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(subs))
+                  .then(
+                      [self, ctx](const verdict_list& vl) {
+                        uint64_t last = 0;
+                        for (const auto& v : vl.items) last = std::max(last, v.last_seq);
+                        self->state.follower.when(last, [self, ctx] { start_search(self, ctx); });
+                      },
+                      [self](caf::error& err) { self->state.done.deliver(err); });
+            });
           },
           [self](caf::error& err) { self->state.done.deliver(err); });
 }
@@ -192,25 +256,7 @@ void begin(campaign_actor self, CampaignContext* ctx) {
   self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
       .then(
           [self, ctx](const seq_list&) {
-            self->request(self->state.guard, caf::infinite, peaks_atom_v)
-                .then(
-                    [self, ctx](peaks_msg& m) {
-                      event_list pl;
-                      pl.events.push_back(events::make_event(kGuardActor, std::move(m.peaks)));
-                      self->request(self->state.journal, caf::infinite, append_atom_v,
-                                    std::move(pl))
-                          .then(
-                              [self, ctx](const seq_list& seqs) {
-                                self->state.follower.when(seqs.seqs.back(), [self, ctx] {
-                                  run_baseline(self, ctx);
-                                });
-                              },
-                              [self](caf::error& err) { self->state.done.deliver(err); });
-                    },
-                    [self, ctx](caf::error& err) {
-                      finish(self, ctx, "device peaks unavailable: " +
-                                            self->system().render(err));
-                    });
+            measure_peaks(self, ctx, [self, ctx] { run_baseline(self, ctx); });
           },
           [self](caf::error& err) { self->state.done.deliver(err); });
 }
@@ -218,9 +264,9 @@ void begin(campaign_actor self, CampaignContext* ctx) {
 }  // namespace
 
 caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
-                          caf::actor guard, std::vector<caf::actor> agents) {
+                          caf::actor guard, caf::actor plateau, std::vector<caf::actor> agents) {
   auto impl = [](campaign_actor self, CampaignContext* ctx, caf::actor journal, caf::actor guard,
-                 std::vector<caf::actor> agents) -> caf::behavior {
+                 caf::actor plateau, std::vector<caf::actor> agents) -> caf::behavior {
     auto& st = self->state;
     std::vector<std::string> names, agent_names;
     for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
@@ -229,6 +275,7 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
                                              std::move(agent_names), std::move(names));
     st.journal = journal;
     st.guard = guard;
+    st.plateau = plateau;
     st.agents = std::move(agents);
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
@@ -246,7 +293,12 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
         },
         [self, ctx](start_atom) {
           self->state.done = self->make_response_promise<std::string>();
-          begin(self, ctx);
+          if (ctx->resuming) {
+            // Fold the whole log first.
+            self->state.follower.when(ctx->journal->last_seq(), [self, ctx] { resume(self, ctx); });
+          } else {
+            begin(self, ctx);
+          }
           return self->state.done;
         },
         // Async: `agent` found nothing new to propose from its view at `seq`.
@@ -256,7 +308,8 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
         },
     };
   };
-  return sys.spawn(impl, ctx, std::move(journal), std::move(guard), std::move(agents));
+  return sys.spawn(impl, ctx, std::move(journal), std::move(guard), std::move(plateau),
+                   std::move(agents));
 }
 
 }  // namespace arc::actors

@@ -1,5 +1,6 @@
 #include "actors/campaign_core.h"
 
+#include <algorithm>
 #include <set>
 
 namespace arc::actors {
@@ -19,11 +20,28 @@ void CampaignCore::apply(const events::Event& e) {
         campaign_plateau_ = true;
       }
       break;
-    case fb::Payload::Decision:
+    case fb::Payload::Decision: {
+      const auto* d = e.payload.AsDecision();
       last_decision_seq_ = e.seq;
+      undecided_.erase({d->agent, d->candidate_hash});
+      if (d->agent == kCampaignActor && d->verdict != fb::Verdict::KEEP) baseline_rejected_ = true;
       break;
-    case fb::Payload::CandidateProposed:
-      idle_.erase(e.payload.AsCandidateProposed()->agent);
+    }
+    case fb::Payload::CandidateProposed: {
+      const auto* p = e.payload.AsCandidateProposed();
+      idle_.erase(p->agent);
+      undecided_[{p->agent, p->candidate_hash}] = {e.seq, *p};
+      if (p->agent == kCampaignActor) baseline_ = *p;
+      break;
+    }
+    case fb::Payload::CampaignStarted:
+      started_ = true;
+      break;
+    case fb::Payload::PeaksMeasured:
+      peaks_ = true;
+      break;
+    case fb::Payload::CampaignStopped:
+      stopped_ = true;
       break;
     default:
       break;
@@ -58,6 +76,18 @@ std::vector<size_t> CampaignCore::select_round(
     if (!hashes.insert(r->proposed->candidate_hash).second) continue;
     out.push_back(i);
   }
+  return out;
+}
+
+const fb::CandidateProposedT* CampaignCore::baseline_proposal() const {
+  return baseline_ ? &*baseline_ : nullptr;
+}
+
+std::vector<std::pair<uint64_t, fb::CandidateProposedT>> CampaignCore::undecided() const {
+  std::vector<std::pair<uint64_t, fb::CandidateProposedT>> out;
+  for (const auto& [key, item] : undecided_) out.push_back(item);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

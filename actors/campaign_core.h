@@ -37,6 +37,16 @@ class CampaignCore {
   // The campaign's last event.
   fb::CampaignStoppedT stopped(const std::string& reason) const;
 
+  // Where a log stands, for resuming it.
+  bool started() const { return started_; }
+  bool peaks_measured() const { return peaks_; }
+  bool has_stopped() const { return stopped_; }
+  // The baseline's proposal, once logged.
+  const fb::CandidateProposedT* baseline_proposal() const;
+  bool baseline_decided() const { return view_.baseline() != nullptr || baseline_rejected_; }
+  // Proposals logged without a Decision yet (agent, candidate), in log order, with their seqs.
+  std::vector<std::pair<uint64_t, fb::CandidateProposedT>> undecided() const;
+
  private:
   uint32_t budget_;
   uint32_t global_plateau_;
@@ -45,6 +55,10 @@ class CampaignCore {
   bool campaign_plateau_ = false;
   uint64_t last_decision_seq_ = 0;
   std::map<std::string, uint64_t> idle_;  // agent -> seq of the view it was idle at
+  bool started_ = false, peaks_ = false, stopped_ = false, baseline_rejected_ = false;
+  std::optional<fb::CandidateProposedT> baseline_;
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, fb::CandidateProposedT>>
+      undecided_;
 };
 
 // JournalCore: the log's sequence and idempotency. Seqs must arrive dense; a proposal an agent

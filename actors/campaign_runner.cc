@@ -58,7 +58,12 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   namespace fs = std::filesystem;
   if (!options.make_evaluator) return Status::invalid_argument("no evaluator configured");
   std::error_code ec;
-  if (fs::exists(options.run_dir, ec) && !fs::is_empty(options.run_dir, ec)) {
+  if (options.resume) {
+    if (!fs::exists(log_dir_of(options.run_dir), ec)) {
+      return Status::invalid_argument(options.run_dir.string() +
+                                      ": expected a run directory with a log/ folder to resume");
+    }
+  } else if (fs::exists(options.run_dir, ec) && !fs::is_empty(options.run_dir, ec)) {
     return Status::invalid_argument("--run-dir " + options.run_dir.string() +
                                     ": expected a new or empty folder (use `arcd resume` to "
                                     "continue a run)");
@@ -73,14 +78,29 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   storage::JournalOptions jo;
   jo.durability = prepared.config.durability == "batch" ? storage::Durability::kBatch
                                                         : storage::Durability::kSync;
+  jo.create_if_missing = !options.resume;
   auto journal = storage::Journal::open(log_dir_of(options.run_dir).string(), jo);
   if (!journal) return journal.status();
-  const auto now = std::chrono::system_clock::now().time_since_epoch().count();
-  const std::string campaign_id =
-      storage::sha256_hex(prepared.config.text + "|" + std::to_string(prepared.config.seed) +
-                          "|" + std::to_string(now))
-          .substr(0, 16);
-  if (auto s = journal.value()->set_campaign(campaign_id); !s) return s;
+  std::string campaign_id = journal.value()->campaign();
+  if (options.resume) {
+    if (campaign_id.empty()) {
+      return Status::invalid_argument(options.run_dir.string() + ": the log names no campaign");
+    }
+    auto last = journal.value()->read_all();
+    if (!last) return last.status();
+    if (!last->empty() && last->back().payload.type == fb::Payload::CampaignStopped) {
+      return Status::invalid_argument(options.run_dir.string() +
+                                      ": the campaign already stopped (" +
+                                      last->back().payload.AsCampaignStopped()->reason + ")");
+    }
+  } else {
+    const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+    campaign_id = storage::sha256_hex(prepared.config.text + "|" +
+                                      std::to_string(prepared.config.seed) + "|" +
+                                      std::to_string(now))
+                      .substr(0, 16);
+    if (auto s = journal.value()->set_campaign(campaign_id); !s) return s;
+  }
 
   CampaignContext ctx;
   ctx.config = std::move(prepared.config);
@@ -89,6 +109,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   ctx.journal = journal.value().get();
   ctx.evaluator = evaluator.value().get();
   ctx.campaign_id = campaign_id;
+  ctx.resuming = options.resume;
   ctx.device = ctx.evaluator->device();
   ctx.software = {
       {"kernelarc", "0.1.0"},
@@ -120,7 +141,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     for (uint32_t i = 0; i < ctx.config.agents.size(); ++i) {
       agents.push_back(spawn_agent(sys, &ctx, i, journal_actor, memory, guard));
     }
-    auto campaign = spawn_campaign(sys, &ctx, journal_actor, guard, agents);
+    auto campaign = spawn_campaign(sys, &ctx, journal_actor, guard, plateau, agents);
     {
       caf::scoped_actor self{sys};
       self->request(campaign, caf::infinite, start_atom_v)

@@ -18,7 +18,8 @@
 namespace arc::actors {
 
 struct RunOptions {
-  std::filesystem::path run_dir;     // must not exist, or be empty
+  std::filesystem::path run_dir;     // must not exist, or be empty (unless resuming)
+  bool resume = false;               // continue the campaign logged in run_dir
   std::optional<uint64_t> seed;      // overrides [campaign].seed
   std::optional<uint32_t> budget;    // overrides [campaign].budget
   std::optional<Mode> mode;          // overrides [campaign].mode

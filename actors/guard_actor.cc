@@ -154,7 +154,6 @@ void process(guard_actor self, CampaignContext* ctx) {
             auto& st = self->state;
             const auto& proposal = st.queue.front().sub.proposal;
             auto outcome = st.core->decide(proposal, evaluation, eval_seq);
-            st.evaluations.emplace(proposal.candidate_hash, std::move(evaluation));
             record_decision(self, ctx, std::move(outcome));
           },
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
@@ -209,7 +208,14 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
     return {
         [self](const published_events& p) {
           follow(self, self->state.follower, p,
-                 [self](const events::Event& e) { self->state.core->apply(e); });
+                 [self](const events::Event& e) {
+                 self->state.core->apply(e);
+                 // Evaluations already in the log (a resumed campaign's) are never redone.
+                 if (e.payload.type == fb::Payload::CandidateEvaluated) {
+                   const auto* p = e.payload.AsCandidateEvaluated();
+                   self->state.evaluations.emplace(p->candidate_hash, *p);
+                 }
+               });
         },
         [self, ctx](submit_atom, submission& s) {
           auto rp = self->make_response_promise<verdict_msg>();

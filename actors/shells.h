@@ -29,6 +29,7 @@ struct CampaignContext {
   std::string campaign_id;
   std::string device;
   std::vector<std::pair<std::string, std::string>> software;
+  bool resuming = false;       // continue the campaign already in the journal
   bool detached_guard = true;  // the guard blocks on evaluations: give it its own thread
   uint32_t compile_jobs = 2;
   // Called (from an actor thread) for every durable event, in seq order; may be empty.
@@ -46,8 +47,9 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                        caf::actor journal, caf::actor memory, caf::actor guard);
 // The campaign: (start_atom) -> std::string (the CampaignStopped reason) once it has stopped.
+// With ctx->resuming it continues the campaign already in the journal instead.
 caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
-                          caf::actor guard, std::vector<caf::actor> agents);
+                          caf::actor guard, caf::actor plateau, std::vector<caf::actor> agents);
 
 // Registers KernelArc's message types with a CAF configuration.
 void add_arc_message_types(caf::actor_system_config& cfg);

@@ -12,6 +12,7 @@
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
 #include "replay/progress.h"
+#include "replay/reconstruct.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
 
@@ -38,6 +39,27 @@ std::filesystem::path default_run_dir(const std::string& name) {
   std::time_t t = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
   return std::filesystem::path("runs") / (name + "-" + stamp + "-" + std::to_string(getpid()));
+}
+
+// Runs (or resumes) a prepared campaign, writes its outputs and prints its summary.
+int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::RunOptions& options,
+                   arc::replay::ProgressPrinter& progress, bool json) {
+  auto result = arc::actors::run_campaign(std::move(prepared), options);
+  progress.finish();
+  if (!result) return fail(result.status());
+  auto log = arc::replay::read_run(result->run_dir);
+  if (!log) return fail(log.status());
+  auto summary = arc::replay::summarize(log.value());
+  if (auto s = arc::replay::write_run_outputs(result->run_dir, summary); !s) return fail(s);
+  if (json) {
+    auto j = arc::replay::to_json(summary);
+    j["run_dir"] = result->run_dir.string();
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    std::cout << "\n" << arc::replay::to_table(summary)
+              << "run directory: " << result->run_dir.string() << "\n";
+  }
+  return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
 }
 
 int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
@@ -67,22 +89,37 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
                  prepared->config.agents.size(), prepared->config.budget,
                  arc::actors::to_string(prepared->config.mode), options.run_dir.c_str());
   }
-  auto result = arc::actors::run_campaign(std::move(prepared.value()), options);
-  progress.finish();
-  if (!result) return fail(result.status());
-  auto log = arc::replay::read_run(result->run_dir);
+  return run_and_report(std::move(prepared.value()), options, progress, json);
+}
+
+int cmd_resume(const std::string& run_dir, bool json, const arc::eval::EvaluatorChoice& choice,
+               bool quiet) {
+  auto log = arc::replay::read_run(run_dir);
   if (!log) return fail(log.status());
-  auto summary = arc::replay::summarize(log.value());
-  if (auto s = arc::replay::write_run_outputs(result->run_dir, summary); !s) return fail(s);
-  if (json) {
-    auto j = arc::replay::to_json(summary);
-    j["run_dir"] = result->run_dir.string();
-    std::cout << j.dump(2) << std::endl;
-  } else {
-    std::cout << "\n" << arc::replay::to_table(summary) << "run directory: " << result->run_dir.string()
-              << "\n";
+  if (log->empty() || log->front().payload.type != arc::fb::Payload::CampaignStarted) {
+    return fail(arc::Status::invalid_argument(run_dir + ": the log does not begin with "
+                                              "CampaignStarted; start it again with `arcd run`"));
   }
-  return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
+  auto rec = arc::replay::reconstruct(*log->front().payload.AsCampaignStarted());
+  if (!rec) return fail(rec.status());
+  arc::actors::RunOptions options;
+  options.run_dir = run_dir;
+  options.resume = true;
+  options.make_evaluator = [choice](const arc::eval::Problem& p) {
+    return arc::eval::make_evaluator(choice, p);
+  };
+  const bool terminal = isatty(fileno(stdout)) != 0 && !json;
+  FILE* progress_out = json ? stderr : stdout;
+  arc::replay::ProgressPrinter progress(progress_out, terminal, rec->config.budget);
+  if (!quiet) {
+    options.observer = [&progress](const arc::events::Event& e) { progress.on_event(e); };
+    std::fprintf(progress_out, "arcd: resuming campaign %s at seq %llu -> %s\n",
+                 rec->config.name.c_str(), static_cast<unsigned long long>(log->back().seq),
+                 run_dir.c_str());
+  }
+  arc::actors::PreparedCampaign prepared{std::move(rec->config), std::move(rec->problem),
+                                         std::move(rec->skills)};
+  return run_and_report(std::move(prepared), options, progress, json);
 }
 
 int cmd_list(bool json) {
@@ -182,6 +219,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"host", "replay"}));
   run->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
 
+  auto* resume = app.add_subcommand("resume", "continue an interrupted campaign from its log");
+  std::string resume_dir;
+  bool resume_json = false, resume_quiet = false;
+  resume->add_option("run_dir", resume_dir, "run directory")->required();
+  resume->add_flag("--json", resume_json, "print the summary as JSON");
+  resume->add_flag("--quiet", resume_quiet, "no live progress");
+  resume->add_option("--evaluator", choice.kind, "host | replay")
+      ->check(CLI::IsMember({"host", "replay"}));
+  resume->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+
   auto* list = app.add_subcommand("list", "list shipped problems and skills");
   bool list_json = false;
   list->add_flag("--json", list_json, "as JSON");
@@ -198,6 +245,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& r : replay_from) choice.replay_logs.emplace_back(r);
   if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, quiet);
+  if (*resume) return cmd_resume(resume_dir, resume_json, choice, resume_quiet);
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);
   return 2;

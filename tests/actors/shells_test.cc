@@ -189,7 +189,7 @@ TEST_F(Shells, WholeCampaignRunsAndVerifiesUnderTheDeterministicScheduler) {
   for (uint32_t i = 0; i < ctx_.config.agents.size(); ++i) {
     agents.push_back(keep(spawn_agent(sys, &ctx_, i, journal, memory, guard)));
   }
-  auto campaign_actor = keep(spawn_campaign(sys, &ctx_, journal, guard, agents));
+  auto campaign_actor = keep(spawn_campaign(sys, &ctx_, journal, guard, plateau, agents));
   sched.run();
   auto rh = self->request(campaign_actor, caf::infinite, start_atom_v);
   sched.run();
