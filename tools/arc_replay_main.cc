@@ -6,7 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "events/printer.h"
+#include "replay/analyze.h"
+#include "replay/export.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
 
@@ -26,6 +30,20 @@ int main(int argc, char** argv) {
   bool verify_json = false;
   verify->add_option("run_dir", verify_dir, "run directory")->required();
   verify->add_flag("--json", verify_json, "as JSON");
+
+  auto* exp = app.add_subcommand("export", "a run's events or evaluations as CSV or JSON lines");
+  std::string export_dir, export_format = "csv", export_table = "evaluations", export_out;
+  exp->add_option("run_dir", export_dir, "run directory")->required();
+  exp->add_option("--format", export_format, "csv | jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
+  exp->add_option("--table", export_table, "events | evaluations (default)")
+      ->check(CLI::IsMember({"events", "evaluations"}));
+  exp->add_option("-o,--output", export_out, "file to write (default: standard output)");
+
+  auto* analyze = app.add_subcommand("analyze", "per agent and skill, per run and over runs");
+  std::vector<std::string> analyze_dirs;
+  bool analyze_json = false;
+  analyze->add_option("run_dirs", analyze_dirs, "run directories")->required();
+  analyze->add_flag("--json", analyze_json, "as JSON");
 
   try {
     app.parse(argc, argv);
@@ -55,6 +73,46 @@ int main(int argc, char** argv) {
       std::cout << arc::replay::to_json(summary).dump(2) << std::endl;
     } else {
       std::cout << arc::replay::to_table(summary);
+    }
+    return 0;
+  }
+  if (*exp) {
+    auto log = arc::replay::read_run(export_dir);
+    if (!log) {
+      std::fprintf(stderr, "arc-replay: %s\n", log.status().message().c_str());
+      return log.status().code() == arc::Status::Code::kCorruption ? 3 : 2;
+    }
+    const auto table = export_table == "events" ? arc::replay::ExportTable::kEvents
+                                                : arc::replay::ExportTable::kEvaluations;
+    const auto format = export_format == "jsonl" ? arc::replay::ExportFormat::kJsonl
+                                                 : arc::replay::ExportFormat::kCsv;
+    if (export_out.empty()) {
+      arc::replay::export_log(log.value(), table, format, std::cout);
+    } else {
+      std::ofstream out(export_out);
+      arc::replay::export_log(log.value(), table, format, out);
+      if (!out) {
+        std::fprintf(stderr, "arc-replay: cannot write %s\n", export_out.c_str());
+        return 2;
+      }
+    }
+    return 0;
+  }
+  if (*analyze) {
+    std::vector<arc::replay::RunAnalysis> runs;
+    for (const auto& dir : analyze_dirs) {
+      auto log = arc::replay::read_run(dir);
+      if (!log) {
+        std::fprintf(stderr, "arc-replay: %s\n", log.status().message().c_str());
+        return log.status().code() == arc::Status::Code::kCorruption ? 3 : 2;
+      }
+      runs.push_back(arc::replay::analyze_run(dir, log.value()));
+    }
+    auto a = arc::replay::aggregate(std::move(runs));
+    if (analyze_json) {
+      std::cout << arc::replay::to_json(a).dump(2) << std::endl;
+    } else {
+      std::cout << arc::replay::to_table(a);
     }
     return 0;
   }
