@@ -84,6 +84,7 @@ RunAnalysis analyze_run(const std::string& label, const std::vector<events::Even
         if (d->verdict == fb::Verdict::KEEP) {
           best = std::max(best, d->score);
           agent_best[d->agent] = std::max(agent_best[d->agent], d->score);
+          r.markers.push_back({r.candidates, d->agent, false, d->score});
         }
         r.campaign_curve.emplace_back(r.candidates, best);
         for (const auto& [agent, _] : r.agents) {
@@ -102,7 +103,12 @@ RunAnalysis analyze_run(const std::string& label, const std::vector<events::Even
       }
       case fb::Payload::PlateauDetected: {
         const auto* p = e.payload.AsPlateauDetected();
-        if (p->scope == fb::PlateauScope::AGENT) ++r.agents[p->agent].plateaus;
+        if (p->scope == fb::PlateauScope::AGENT) {
+          ++r.agents[p->agent].plateaus;
+          auto it = agent_best.find(p->agent);
+          r.markers.push_back(
+              {r.candidates, p->agent, true, it == agent_best.end() ? 1.0 : it->second});
+        }
         break;
       }
       case fb::Payload::StrategyDrafted: {

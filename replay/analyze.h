@@ -31,6 +31,13 @@ struct RunAnalysis {
   // Campaign candidate index (1-based) -> best score so far, per agent and for the campaign.
   std::map<std::string, std::vector<std::pair<uint32_t, double>>> curves;
   std::vector<std::pair<uint32_t, double>> campaign_curve;
+  struct Marker {
+    uint32_t index = 0;  // campaign candidate index at which it happened
+    std::string agent;
+    bool plateau = false;  // else a KEEP
+    double score = 1.0;    // the KEEP's score, or the agent's best at its plateau
+  };
+  std::vector<Marker> markers;
 };
 
 RunAnalysis analyze_run(const std::string& label, const std::vector<events::Event>& log);

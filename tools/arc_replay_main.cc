@@ -11,6 +11,7 @@
 #include "events/printer.h"
 #include "replay/analyze.h"
 #include "replay/export.h"
+#include "replay/plot.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
 
@@ -44,6 +45,13 @@ int main(int argc, char** argv) {
   bool analyze_json = false;
   analyze->add_option("run_dirs", analyze_dirs, "run directories")->required();
   analyze->add_flag("--json", analyze_json, "as JSON");
+
+  auto* plot = app.add_subcommand("plot", "best-so-far speedup against candidates, as SVG");
+  std::vector<std::string> plot_dirs;
+  std::string plot_out, plot_title;
+  plot->add_option("run_dirs", plot_dirs, "run directories")->required();
+  plot->add_option("-o,--output", plot_out, "SVG file to write")->required();
+  plot->add_option("--title", plot_title, "title (default: problem and campaign)");
 
   try {
     app.parse(argc, argv);
@@ -113,6 +121,29 @@ int main(int argc, char** argv) {
       std::cout << arc::replay::to_json(a).dump(2) << std::endl;
     } else {
       std::cout << arc::replay::to_table(a);
+    }
+    return 0;
+  }
+  if (*plot) {
+    std::vector<arc::replay::RunAnalysis> runs;
+    for (const auto& dir : plot_dirs) {
+      auto log = arc::replay::read_run(dir);
+      if (!log) {
+        std::fprintf(stderr, "arc-replay: %s\n", log.status().message().c_str());
+        return log.status().code() == arc::Status::Code::kCorruption ? 3 : 2;
+      }
+      runs.push_back(arc::replay::analyze_run(dir, log.value()));
+    }
+    if (plot_title.empty()) {
+      plot_title = runs.front().problem + (runs.size() == 1 ? ", campaign " + runs.front().campaign
+                                                            : ", " + std::to_string(runs.size()) +
+                                                                  " runs");
+    }
+    std::ofstream out(plot_out);
+    out << arc::replay::plot_svg(runs, plot_title);
+    if (!out) {
+      std::fprintf(stderr, "arc-replay: cannot write %s\n", plot_out.c_str());
+      return 2;
     }
     return 0;
   }

@@ -8,6 +8,7 @@
 #include "actors/view.h"
 #include "replay/analyze.h"
 #include "replay/export.h"
+#include "replay/plot.h"
 #include "replay/verifier.h"
 #include "storage/journal.h"
 
@@ -167,6 +168,34 @@ TEST(Analyze, TalliesPerAgentAndSkillWithCurves) {
   EXPECT_EQ(all.agents["a1"].keeps, 2u);
   EXPECT_NE(to_table(all).find("WRONG_RESULT=2"), std::string::npos);
   EXPECT_EQ(to_json(all)["runs"].size(), 2u);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST(Plot, OneRunDrawsALinePerAgentAndMarksKeepsAndPlateaus) {
+  SmallLog log;
+  RunAnalysis r = analyze_run("run", log.log());
+  const std::string svg = plot_svg({r}, "toy <run>");
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("toy &lt;run&gt;"), std::string::npos);  // escaped
+  EXPECT_EQ(count(svg, "<circle "), 1u);                     // one KEEP
+  EXPECT_EQ(count(svg, "a2 plateau"), 1u);                   // one plateau marker
+  EXPECT_NE(svg.find(">a1</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">campaign best</text>"), std::string::npos);
+}
+
+TEST(Plot, ManyRunsDrawMedianAndInterquartileBand) {
+  SmallLog log;
+  RunAnalysis r = analyze_run("run", log.log());
+  const std::string svg = plot_svg({r, r, r}, "three");
+  EXPECT_NE(svg.find(">median</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">interquartile</text>"), std::string::npos);
+  EXPECT_NE(svg.find("each run (3)"), std::string::npos);
 }
 
 TEST(VerifyDamage, AFlippedByteIsReportedAtItsSeqAndAMissingLogClearly) {
