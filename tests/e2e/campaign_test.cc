@@ -286,3 +286,34 @@ TEST(Hostile, EveryFaultIsRejectedWithItsReasonAndTheCampaignGoesOn) {
 
 }  // namespace
 }  // namespace arc
+
+namespace arc {
+namespace {
+
+TEST(Cli, BadProblemNamesFileAndFieldAndWritesNothing) {
+  const fs::path src = fs::path(ARC_SOURCE_DIR) / "problems/host/softmax";
+  const fs::path dir = scratch("bad-problem");
+  fs::copy(src, dir, fs::copy_options::recursive);
+  {
+    std::ifstream in(dir / "problem.toml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const std::string from = "axes = { rows = 256, cols = 1024 }";
+    text.replace(text.find(from), from.size(), "axes = { rows = 256, cols = -3 }");
+    std::ofstream(dir / "problem.toml") << text;
+  }
+  const fs::path run_dir = scratch("bad-problem-run");
+  std::string out;
+  const int rc =
+      run_cli("arcd run " + (dir / "campaign.toml").string() + " --run-dir " + run_dir.string(),
+              &out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find((dir / "problem.toml").string()), std::string::npos) << out;
+  EXPECT_NE(out.find("workloads[1].axes.cols"), std::string::npos) << out;
+  EXPECT_NE(out.find("positive integer"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(run_dir));
+}
+
+}  // namespace
+}  // namespace arc
