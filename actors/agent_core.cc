@@ -439,13 +439,14 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     g = try_skill(order[i], inc, base_seed ^ (i + 1));
     if (g) note_draft(order[i], "exhausted: skill " + skill_name + " has nothing new to try");
   }
-  // Every skill is exhausted around the incumbent: build on the campaign's other correct
-  // candidates, best first.
+  // Every skill is exhausted around the incumbent: build on the campaign's other candidates.
   Incumbent base = inc;
   if (!g) {
     std::vector<const CandidateRecord*> bases;
+    // Correct candidates first (best first), then rejected ones: a neighbour of a rejected
+    // candidate may not share its fault.
     for (const auto& r : view.candidates()) {
-      if (r.hash == inc.hash || !r.verdict || r.verdict == fb::Verdict::REJECT) continue;
+      if (r.hash == inc.hash || !r.verdict) continue;
       bases.push_back(&r);
     }
     std::stable_sort(bases.begin(), bases.end(), [](const CandidateRecord* a,

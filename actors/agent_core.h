@@ -6,7 +6,8 @@
 // A proposal may begin with a draft: after a PlateauDetected for this agent (or when its skill
 // has nothing new left to try) it switches to another eligible skill and, after a plateau, when
 // a sibling's incumbent scores higher, adopts a copy of it as its new base. When no skill has
-// anything new around its incumbent, it builds on the campaign's other correct candidates.
+// anything new around its incumbent, it builds on the campaign's other candidates, correct ones
+// first.
 #include <cstdint>
 #include <optional>
 #include <unordered_set>

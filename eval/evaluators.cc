@@ -35,7 +35,7 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
       return Status::invalid_argument("--replay-from: the replay evaluator needs at least one "
                                       "recorded run directory");
     }
-    auto r = ReplayEvaluator::open(choice.replay_logs);
+    auto r = ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
     if (!r) return r.status();
     return std::unique_ptr<Evaluator>(std::move(r.value()));
   }

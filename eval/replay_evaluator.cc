@@ -5,10 +5,46 @@
 #include "storage/journal.h"
 
 namespace arc::eval {
+namespace {
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(sorted.size() - 1, lo + 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// Bootstrap redraw of each workload's samples.
+void resample(fb::CandidateEvaluatedT& e, uint64_t seed) {
+  for (auto& w : e.workloads) {
+    if (w->status != fb::WorkloadStatus::OK || w->samples_ns.empty()) continue;
+    uint64_t s = seed;
+    for (char c : e.candidate_hash + "|" + w->workload) s = splitmix(s) ^ static_cast<uint8_t>(c);
+    std::vector<double> drawn(w->samples_ns.size());
+    for (auto& x : drawn) x = w->samples_ns[splitmix(s) % w->samples_ns.size()];
+    w->samples_ns = drawn;
+    std::sort(drawn.begin(), drawn.end());
+    w->median_ns = quantile(drawn, 0.5);
+    w->p25_ns = quantile(drawn, 0.25);
+    w->p75_ns = quantile(drawn, 0.75);
+    w->min_ns = drawn.front();
+    w->spread = w->median_ns > 0 ? (w->p75_ns - w->p25_ns) / w->median_ns : 0;
+  }
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
-    const std::vector<std::filesystem::path>& logs) {
+    const std::vector<std::filesystem::path>& logs, uint64_t resample_seed) {
   std::unique_ptr<ReplayEvaluator> r(new ReplayEvaluator());
+  r->resample_seed_ = resample_seed;
   for (const auto& path : logs) {
     auto dir = std::filesystem::exists(path / "log") ? path / "log" : path;
     storage::JournalOptions jo;
@@ -61,7 +97,9 @@ fb::CompileFinishedT ReplayEvaluator::compile(const Candidate&, const std::strin
 fb::CandidateEvaluatedT ReplayEvaluator::evaluate(const EvalRequest& request,
                                                   const fb::CompileFinishedT&) {
   if (auto it = evaluations_.find(request.candidate_hash); it != evaluations_.end()) {
-    return it->second;
+    fb::CandidateEvaluatedT e = it->second;
+    if (resample_seed_ != 0) resample(e, resample_seed_);
+    return e;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -16,9 +16,12 @@ namespace arc::eval {
 
 class ReplayEvaluator : public Evaluator {
  public:
-  // Indexes the logs (each a run directory's log folder, or a run directory).
+  // Indexes the logs (each a run directory's log folder, or a run directory). With a
+  // resample seed other than 0, every answer redraws the recorded timing samples with
+  // replacement (seeded by resample seed, candidate and workload) and recomputes the statistics,
+  // so that counterfactual campaigns over several seeds see the measured noise.
   static Result<std::unique_ptr<ReplayEvaluator>> open(
-      const std::vector<std::filesystem::path>& logs);
+      const std::vector<std::filesystem::path>& logs, uint64_t resample_seed = 0);
 
   std::string name() const override { return "replay"; }
   std::string device() const override { return device_; }
@@ -33,6 +36,7 @@ class ReplayEvaluator : public Evaluator {
 
  private:
   ReplayEvaluator() = default;
+  uint64_t resample_seed_ = 0;
   std::string device_;
   std::optional<fb::PeaksMeasuredT> peaks_;
   std::map<std::string, fb::CompileFinishedT> compiles_;

@@ -94,6 +94,12 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
       case fb::Payload::CandidateEvaluated: {
         const auto* p = e.payload.AsCandidateEvaluated();
         evals.emplace(p->candidate_hash, *p);
+        for (const auto& w : p->workloads) {
+          if (w->status == fb::WorkloadStatus::UNANSWERED) {
+            ++s.unanswered;
+            break;
+          }
+        }
         break;
       }
       case fb::Payload::Decision: {
@@ -220,6 +226,7 @@ nlohmann::json to_json(const CampaignSummary& s) {
   j["rejects"] = s.rejects;
   j["wins"] = s.wins;
   j["traps"] = s.traps;
+  j["unanswered"] = s.unanswered;
   j["best"] = {{"hash", s.best_hash},   {"score", s.best_score}, {"agent", s.best_agent},
                {"move", s.best_move},   {"candidate", nlohmann::json::parse(
                                               s.best_canonical.empty() ? "null" : s.best_canonical)}};
@@ -258,7 +265,12 @@ std::string to_table(const CampaignSummary& s) {
      << ")  mode " << s.mode << "  seed " << s.seed << "\n";
   os << "device   " << s.device << "\n";
   os << "stopped  " << (s.stopped ? s.stop_reason : "(not stopped)") << " after " << s.candidates
-     << " candidates, " << fmt(s.wall_seconds, 1) << " s\n\n";
+     << " candidates, " << fmt(s.wall_seconds, 1) << " s\n";
+  if (s.unanswered > 0) {
+    os << "replay    " << s.unanswered
+       << " candidates had no recorded measurement (UNANSWERED, rejected without a trap)\n";
+  }
+  os << "\n";
   os << std::left << std::setw(12) << "agent" << std::setw(14) << "skill" << std::right
      << std::setw(6) << "cand" << std::setw(6) << "keep" << std::setw(8) << "revert"
      << std::setw(8) << "reject" << std::setw(9) << "plateau" << std::setw(7) << "draft"

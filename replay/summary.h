@@ -56,6 +56,7 @@ struct CampaignSummary {
   uint32_t rejects = 0;
   uint32_t wins = 0;
   uint32_t traps = 0;
+  uint32_t unanswered = 0;  // candidates the replay evaluator had no measurement of
   std::string best_hash;
   std::string best_canonical;
   std::string best_agent;

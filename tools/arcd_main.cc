@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_runner.h"
+#include "actors/sweep.h"
 #include "eval/evaluators.h"
 #include "replay/progress.h"
 #include "replay/reconstruct.h"
@@ -122,6 +123,41 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   return run_and_report(std::move(prepared), options, progress, json);
 }
 
+int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, uint32_t sample,
+              uint64_t seed, const std::string& campaign_flag, bool quiet) {
+  auto p = arc::eval::load_problem(problem_path);
+  if (!p) return fail(p.status());
+  arc::actors::SweepOptions o;
+  o.sample = sample;
+  o.seed = seed;
+  // Evaluation settings: those of the given campaign, else of the problem's own campaign.toml.
+  const std::filesystem::path campaign =
+      campaign_flag.empty() ? p->dir / "campaign.toml" : std::filesystem::path(campaign_flag);
+  if (std::filesystem::exists(campaign)) {
+    auto c = arc::actors::load_campaign(campaign);
+    if (!c) return fail(c.status());
+    o.evaluation = c->evaluation;
+  } else if (!campaign_flag.empty()) {
+    return fail(arc::Status::invalid_argument("--campaign " + campaign_flag + ": no such file"));
+  }
+  o.run_dir = run_dir_flag.empty() ? default_run_dir("sweep-" + p->name)
+                                   : std::filesystem::path(run_dir_flag);
+  if (!quiet) {
+    o.progress = [](uint32_t done, uint32_t total) {
+      if (done % 10 == 0 || done == total) std::fprintf(stderr, "swept %u/%u\n", done, total);
+    };
+  }
+  arc::eval::EvaluatorChoice choice;
+  auto ev = arc::eval::make_evaluator(choice, p.value());
+  if (!ev) return fail(ev.status());
+  auto r = arc::actors::run_sweep(p.value(), *ev.value(), o);
+  if (!r) return fail(r.status());
+  std::printf("swept %u candidates of %s (%u correct; space of %llu) into %s\n", r->candidates,
+              p->name.c_str(), r->ok, static_cast<unsigned long long>(r->space),
+              o.run_dir.c_str());
+  return 0;
+}
+
 int cmd_list(bool json) {
   namespace fs = std::filesystem;
   const fs::path home = arc::actors::arc_home();
@@ -218,6 +254,8 @@ int main(int argc, char** argv) {
   run->add_option("--evaluator", choice.kind, "host | replay")
       ->check(CLI::IsMember({"host", "replay"}));
   run->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+  run->add_option("--resample", choice.resample_seed,
+                  "replay: redraw recorded timing samples with this seed (0: as recorded)");
 
   auto* resume = app.add_subcommand("resume", "continue an interrupted campaign from its log");
   std::string resume_dir;
@@ -228,6 +266,18 @@ int main(int argc, char** argv) {
   resume->add_option("--evaluator", choice.kind, "host | replay")
       ->check(CLI::IsMember({"host", "replay"}));
   resume->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+
+  auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");
+  std::string sweep_problem, sweep_dir, sweep_campaign;
+  uint32_t sweep_sample = 0;
+  uint64_t sweep_seed = 1;
+  bool sweep_quiet = false;
+  sweep->add_option("problem", sweep_problem, "problem.toml or its folder")->required();
+  sweep->add_option("--run-dir", sweep_dir, "run directory (default runs/sweep-NAME-TIME-PID)");
+  sweep->add_option("--sample", sweep_sample, "measure this many candidates (default: all)");
+  sweep->add_option("--seed", sweep_seed, "sampling and input seed");
+  sweep->add_option("--campaign", sweep_campaign, "take [evaluation] from this campaign file");
+  sweep->add_flag("--quiet", sweep_quiet, "no progress");
 
   auto* list = app.add_subcommand("list", "list shipped problems and skills");
   bool list_json = false;
@@ -246,6 +296,10 @@ int main(int argc, char** argv) {
   for (const auto& r : replay_from) choice.replay_logs.emplace_back(r);
   if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, quiet);
   if (*resume) return cmd_resume(resume_dir, resume_json, choice, resume_quiet);
+  if (*sweep) {
+    return cmd_sweep(sweep_problem, sweep_dir, sweep_sample, sweep_seed, sweep_campaign,
+                     sweep_quiet);
+  }
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);
   return 2;

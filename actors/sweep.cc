@@ -1,0 +1,152 @@
+#include "actors/sweep.h"
+
+#include <algorithm>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "actors/agent_core.h"
+#include "storage/journal.h"
+#include "storage/sha256.h"
+
+namespace arc::actors {
+
+uint64_t search_space_size(const eval::Problem& problem) {
+  uint64_t total = 0;
+  for (const auto& f : problem.families) {
+    uint64_t n = 1;
+    for (const auto& k : f.knobs) n = std::min<uint64_t>(n * k.values.size(), 1ull << 40);
+    total += n;
+  }
+  return total;
+}
+
+std::vector<eval::Candidate> search_space(const eval::Problem& problem, uint64_t limit) {
+  std::vector<eval::Candidate> out;
+  for (const auto& f : problem.families) {
+    std::vector<size_t> idx(f.knobs.size(), 0);
+    while (out.size() < limit) {
+      eval::Candidate c;
+      c.base.family = f.name;
+      for (size_t i = 0; i < f.knobs.size(); ++i) c.base.knobs[f.knobs[i].name] = f.knobs[i].values[idx[i]];
+      out.push_back(std::move(c));
+      size_t i = f.knobs.size();
+      while (i > 0 && ++idx[i - 1] == f.knobs[i - 1].values.size()) idx[--i] = 0;
+      if (i == 0) break;
+    }
+  }
+  return out;
+}
+
+Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& evaluator,
+                              const SweepOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(options.run_dir, ec) && !fs::is_empty(options.run_dir, ec)) {
+    return Status::invalid_argument("--run-dir " + options.run_dir.string() +
+                                    ": expected a new or empty folder");
+  }
+  SweepResult result;
+  result.space = search_space_size(problem);
+  // The candidates: the seed first, then the space (or a seeded sample of it).
+  const uint64_t cap = 1'000'000;
+  if (options.sample == 0 && result.space > cap) {
+    return Status::invalid_argument("the search space of " + problem.name + " has " +
+                                    std::to_string(result.space) +
+                                    " candidates: pass --sample N");
+  }
+  std::vector<eval::Candidate> space = search_space(problem, std::min(result.space, cap));
+  if (options.sample != 0 && options.sample < space.size()) {
+    // Partial Fisher-Yates with splitmix64: the same sample on every machine.
+    uint64_t s = options.seed;
+    for (size_t i = 0; i < options.sample; ++i) {
+      s = mix64(s + i);
+      std::swap(space[i], space[i + s % (space.size() - i)]);
+    }
+    space.resize(options.sample);
+  }
+  std::vector<eval::Candidate> todo = {problem.seed};
+  std::set<std::string> seen = {problem.seed.hash()};
+  for (auto& c : space) {
+    if (seen.insert(c.hash()).second) todo.push_back(std::move(c));
+  }
+
+  fs::create_directories(options.run_dir, ec);
+  storage::JournalOptions jo;
+  jo.durability = storage::Durability::kBatch;
+  auto journal = storage::Journal::open((options.run_dir / "log").string(), jo);
+  if (!journal) return journal.status();
+  storage::Journal& j = *journal.value();
+  const std::string id = storage::sha256_hex(problem.hash + "|sweep|" +
+                                             std::to_string(options.seed) + "|" +
+                                             std::to_string(todo.size()))
+                             .substr(0, 16);
+  if (auto s = j.set_campaign(id); !s) return s;
+  {
+    fb::CampaignStartedT s;
+    s.problem_name = problem.name;
+    s.problem_hash = problem.hash;
+    s.problem_dir = problem.dir.string();
+    s.kernel_type = problem.kernel_type;
+    s.seed = options.seed;
+    s.mode = "sweep";
+    s.budget = static_cast<uint32_t>(todo.size());
+    s.device = evaluator.device();
+    auto e = events::make_event("sweep", std::move(s));
+    if (auto r = j.append(e); !r) return r.status();
+  }
+  auto peaks = evaluator.peaks();
+  if (!peaks) return peaks.status();
+  {
+    auto e = events::make_event("guard", peaks.value());
+    if (auto r = j.append(e); !r) return r.status();
+  }
+  // Compile ahead in parallel batches; evaluate one at a time.
+  const size_t jobs = options.compile_jobs ? options.compile_jobs
+                                           : std::max(1u, std::thread::hardware_concurrency());
+  for (size_t start = 0; start < todo.size(); start += jobs) {
+    std::vector<std::future<fb::CompileFinishedT>> compiles;
+    const size_t end = std::min(todo.size(), start + jobs);
+    for (size_t i = start; i < end; ++i) {
+      compiles.push_back(std::async(std::launch::async, [&evaluator, &todo, i] {
+        return evaluator.compile(todo[i], todo[i].hash());
+      }));
+    }
+    for (size_t i = start; i < end; ++i) {
+      const eval::Candidate& c = todo[i];
+      fb::CandidateProposedT p;
+      p.candidate_hash = c.hash();
+      p.agent = "sweep";
+      p.move = "sweep";
+      p.canonical = c.canonical();
+      fb::CompileFinishedT compiled = compiles[i - start].get();
+      compiled.candidate_hash = p.candidate_hash;
+      eval::EvalRequest req{c, p.candidate_hash, seed_for(options.seed, i, 0x5eed),
+                            options.evaluation};
+      fb::CandidateEvaluatedT ev = evaluator.evaluate(req, compiled);
+      ev.candidate_hash = p.candidate_hash;
+      ev.input_seed = req.input_seed;
+      bool all_ok = !ev.workloads.empty();
+      for (const auto& w : ev.workloads) all_ok &= w->status == fb::WorkloadStatus::OK;
+      result.ok += all_ok ? 1 : 0;
+      std::vector<events::Event> batch;
+      batch.push_back(events::make_event("sweep", std::move(p)));
+      batch.push_back(events::make_event("guard", std::move(compiled)));
+      batch.push_back(events::make_event("guard", std::move(ev)));
+      if (auto r = j.append_all(batch); !r) return r.status();
+      ++result.candidates;
+      if (options.progress) options.progress(result.candidates, static_cast<uint32_t>(todo.size()));
+    }
+  }
+  fb::CampaignStoppedT stop;
+  stop.reason = "sweep of " + std::to_string(result.candidates) + " candidates (" +
+                std::to_string(result.ok) + " correct) out of a space of " +
+                std::to_string(result.space);
+  stop.candidates = result.candidates;
+  auto e = events::make_event("sweep", std::move(stop));
+  if (auto r = j.append(e); !r) return r.status();
+  if (auto s = j.sync(); !s) return s;
+  return result;
+}
+
+}  // namespace arc::actors

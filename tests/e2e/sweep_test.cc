@@ -1,0 +1,99 @@
+// arcd sweep on a real problem, and the replay evaluator answering from it.
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "actors/sweep.h"
+#include "eval/host_evaluator.h"
+#include "eval/replay_evaluator.h"
+#include "replay/summary.h"
+#include "replay/verifier.h"
+
+namespace arc {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Sweep, SearchSpaceEnumeratesEveryKnobCombination) {
+  auto p = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  uint64_t expected = 0;
+  for (const auto& f : p->families) {
+    uint64_t n = 1;
+    for (const auto& k : f.knobs) n *= k.values.size();
+    expected += n;
+  }
+  EXPECT_EQ(actors::search_space_size(p.value()), expected);
+  auto all = actors::search_space(p.value(), expected);
+  ASSERT_EQ(all.size(), expected);
+  std::set<std::string> hashes;
+  for (const auto& c : all) hashes.insert(c.hash());
+  EXPECT_EQ(hashes.size(), expected);  // no candidate twice
+}
+
+TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
+  auto p = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/matmul");
+  ASSERT_TRUE(p.ok());
+  const fs::path dir = fs::temp_directory_path() / ("arc-sweep-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  actors::SweepOptions o;
+  o.run_dir = dir;
+  o.sample = 8;
+  o.seed = 5;
+  o.evaluation.rounds = 1;
+  o.evaluation.warmup = 1;
+  o.evaluation.repetitions = 7;
+  o.evaluation.flush_cache = false;
+  eval::HostEvaluator host(p.value());
+  auto r = actors::run_sweep(p.value(), host, o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_GE(r->candidates, 8u);
+  EXPECT_LE(r->candidates, 9u);  // the seed, plus the sample (which may contain it)
+  auto log = replay::read_run(dir);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->front().payload.AsCampaignStarted()->mode, "sweep");
+  std::vector<std::string> evaluated;
+  for (const auto& e : log.value()) {
+    if (e.payload.type == fb::Payload::CandidateEvaluated) {
+      evaluated.push_back(e.payload.AsCandidateEvaluated()->candidate_hash);
+    }
+  }
+  ASSERT_EQ(evaluated.size(), r->candidates);
+  EXPECT_EQ(evaluated.front(), p->seed.hash());
+  EXPECT_EQ(std::set<std::string>(evaluated.begin(), evaluated.end()).size(), evaluated.size());
+  auto v = replay::verify_run(dir);
+  EXPECT_TRUE(v.ok) << v.message;
+
+  // Exact answers, resampled answers (deterministic per seed), and what it cannot answer.
+  auto exact = eval::ReplayEvaluator::open({dir});
+  auto again = eval::ReplayEvaluator::open({dir}, 11);
+  auto same = eval::ReplayEvaluator::open({dir}, 11);
+  auto other = eval::ReplayEvaluator::open({dir}, 12);
+  ASSERT_TRUE(exact.ok() && again.ok() && same.ok() && other.ok());
+  EXPECT_EQ(exact.value()->recorded(), r->candidates);
+  eval::EvalRequest req{p->seed, p->seed.hash(), 0, {}};
+  auto e0 = exact.value()->evaluate(req, {});
+  auto e1 = again.value()->evaluate(req, {});
+  auto e2 = same.value()->evaluate(req, {});
+  auto e3 = other.value()->evaluate(req, {});
+  ASSERT_EQ(e0.workloads.size(), p->workloads.size());
+  bool differs = false;
+  for (size_t i = 0; i < e0.workloads.size(); ++i) {
+    EXPECT_EQ(e0.workloads[i]->status, fb::WorkloadStatus::OK);
+    EXPECT_EQ(e1.workloads[i]->median_ns, e2.workloads[i]->median_ns);
+    EXPECT_EQ(e1.workloads[i]->samples_ns.size(), e0.workloads[i]->samples_ns.size());
+    differs |= e1.workloads[i]->samples_ns != e3.workloads[i]->samples_ns;
+  }
+  EXPECT_TRUE(differs);
+  eval::Candidate missing = p->seed;
+  missing.gates["nowhere"] = p->seed.base;
+  auto none = exact.value()->evaluate({missing, "feedface", 0, {}}, {});
+  ASSERT_EQ(none.workloads.size(), 1u);
+  EXPECT_EQ(none.workloads[0]->status, fb::WorkloadStatus::UNANSWERED);
+  EXPECT_EQ(exact.value()->unanswered(), std::vector<std::string>{"feedface"});
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace arc
