@@ -297,6 +297,31 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   return c;
 }
 
+std::string campaign_text(const CampaignConfig& c) {
+  auto q = [](const std::string& v) { return "\"" + v + "\""; };
+  auto bound = [&q](uint32_t b) { return b == 0 ? q("unbounded") : std::to_string(b); };
+  std::ostringstream os;
+  os << "[campaign]\nname = " << q(c.name) << "\nproblem = " << q(c.problem.string())
+     << "\nskills = " << q(c.skills.string()) << "\nseed = " << c.seed
+     << "\nbudget = " << c.budget << "\nmode = " << q(to_string(c.mode))
+     << "\nglobal_plateau = " << c.global_plateau << "\ndurability = " << q(c.durability)
+     << "\n\n[evaluation]\nrounds = " << c.evaluation.rounds
+     << "\nwarmup = " << c.evaluation.warmup << "\nrepetitions = " << c.evaluation.repetitions
+     << "\nbuffer_sets = " << c.evaluation.buffer_sets
+     << "\ntimeout_s = " << c.evaluation.timeout_s
+     << "\nmemory_limit_mb = " << c.evaluation.memory_limit_mb
+     << "\nflush_cache = " << (c.evaluation.flush_cache ? "true" : "false")
+     << "\n\n[guard]\nmargin = " << c.margin << "\n\n[memory]\nwins = " << bound(c.wins_bound)
+     << "\ntraps = " << bound(c.traps_bound) << "\n\n[plateau]\nwindow = " << c.plateau_window
+     << "\ndrafting = " << (c.drafting ? "true" : "false")
+     << "\nsibling_inspection = " << (c.sibling_inspection ? "true" : "false") << "\n";
+  for (const auto& a : c.agents) {
+    os << "\n[[agents]]\nname = " << q(a.name) << "\nskill = " << q(a.skill)
+       << "\nbackend = " << q(a.backend) << "\n";
+  }
+  return os.str();
+}
+
 Result<CampaignConfig> load_campaign(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {

@@ -46,6 +46,10 @@ struct CampaignConfig {
 Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file);
 Result<CampaignConfig> load_campaign(const std::filesystem::path& file);
 
+// The campaign as TOML text that parse_campaign reads back to the same configuration (paths
+// absolute).
+std::string campaign_text(const CampaignConfig& c);
+
 // The folder KernelArc's data (skills/, problems/, eval/host_abi.h) lives in: $ARC_HOME, else the
 // source tree this binary was built from.
 std::filesystem::path arc_home();

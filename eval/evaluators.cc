@@ -37,6 +37,15 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
     }
     auto r = ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
     if (!r) return r.status();
+    // Measurements of another version of the problem answer nothing about this one.
+    for (const auto& [log, hash] : r.value()->problem_hashes()) {
+      if (hash != problem.hash) {
+        return Status::invalid_argument(
+            "--replay-from " + log + ": expected measurements of problem " + problem.name +
+            " with hash " + problem.hash.substr(0, 12) + ", got hash " + hash.substr(0, 12) +
+            " (its files changed since, or it is another problem)");
+      }
+    }
     return std::unique_ptr<Evaluator>(std::move(r.value()));
   }
   return Status::invalid_argument("--evaluator: expected \"host\" or \"replay\", got \"" +

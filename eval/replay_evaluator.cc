@@ -52,10 +52,12 @@ Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
     jo.create_if_missing = false;
     auto j = storage::Journal::open(dir.string(), jo);
     if (!j) return Status(j.status());
-    Status s = j.value()->read(1, 0, [&r](uint64_t, const events::Event& e) {
+    const std::string name = path.string();
+    Status s = j.value()->read(1, 0, [&r, &name](uint64_t, const events::Event& e) {
       switch (e.payload.type) {
         case fb::Payload::CampaignStarted:
           if (r->device_.empty()) r->device_ = e.payload.AsCampaignStarted()->device;
+          r->problem_hashes_[name] = e.payload.AsCampaignStarted()->problem_hash;
           break;
         case fb::Payload::PeaksMeasured:
           if (!r->peaks_) r->peaks_ = *e.payload.AsPeaksMeasured();

@@ -31,6 +31,8 @@ class ReplayEvaluator : public Evaluator {
                                    const fb::CompileFinishedT& compiled) override;
 
   size_t recorded() const { return evaluations_.size(); }
+  // Problem hash of every log given (from its CampaignStarted), by log path.
+  const std::map<std::string, std::string>& problem_hashes() const { return problem_hashes_; }
   // Hashes of the candidates asked for and not found, in the order asked.
   std::vector<std::string> unanswered() const;
 
@@ -38,6 +40,7 @@ class ReplayEvaluator : public Evaluator {
   ReplayEvaluator() = default;
   uint64_t resample_seed_ = 0;
   std::string device_;
+  std::map<std::string, std::string> problem_hashes_;
   std::optional<fb::PeaksMeasuredT> peaks_;
   std::map<std::string, fb::CompileFinishedT> compiles_;
   std::map<std::string, fb::CandidateEvaluatedT> evaluations_;

@@ -1,6 +1,9 @@
 // arc-replay: reads campaign logs. Exit codes: 0 ok; 1 verify found a divergence (its seq is
 // printed); 2 bad input (no such run directory, unreadable flags); 3 the log is damaged.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +12,7 @@
 #include <fstream>
 
 #include "events/printer.h"
+#include "replay/ablate.h"
 #include "replay/analyze.h"
 #include "replay/export.h"
 #include "replay/plot.h"
@@ -52,6 +56,23 @@ int main(int argc, char** argv) {
   plot->add_option("run_dirs", plot_dirs, "run directories")->required();
   plot->add_option("-o,--output", plot_out, "SVG file to write")->required();
   plot->add_option("--title", plot_title, "title (default: problem and campaign)");
+
+  auto* ablate = app.add_subcommand("ablate", "counterfactual campaigns against recorded measurements");
+  std::string ablate_campaign, ablate_json, ablate_csv, ablate_work;
+  std::vector<std::string> ablate_from, ablate_configs;
+  std::vector<uint32_t> ablate_budgets = {25, 50, 100, 200};
+  uint32_t ablate_seeds = 5;
+  ablate->add_option("campaign", ablate_campaign, "base campaign.toml")->required();
+  ablate->add_option("--from", ablate_from, "sweeps or run directories to answer from")->required();
+  ablate->add_option("--seeds", ablate_seeds, "seeds per configuration (default 5)");
+  ablate->add_option("--budgets", ablate_budgets, "budgets to report (default 25 50 100 200)")
+      ->delimiter(',');
+  ablate->add_option("--config", ablate_configs,
+                     "NAME:KEY=VALUE,... (repeatable; default: one-agent, bounded, unbounded, "
+                     "no-drafting, no-siblings)");
+  ablate->add_option("--json", ablate_json, "write the report as JSON to this file");
+  ablate->add_option("--csv", ablate_csv, "write the report as CSV to this file");
+  ablate->add_option("--work-dir", ablate_work, "scratch folder (default: a temp folder)");
 
   try {
     app.parse(argc, argv);
@@ -145,6 +166,39 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "arc-replay: cannot write %s\n", plot_out.c_str());
       return 2;
     }
+    return 0;
+  }
+  if (*ablate) {
+    arc::replay::AblationOptions o;
+    o.base_campaign = ablate_campaign;
+    for (const auto& f : ablate_from) o.measurements.emplace_back(f);
+    o.seeds = ablate_seeds;
+    o.budgets = ablate_budgets;
+    if (ablate_configs.empty()) {
+      o.configs = arc::replay::default_ablation_configs();
+    } else {
+      for (const auto& spec : ablate_configs) {
+        auto c = arc::replay::parse_ablation_config(spec);
+        if (!c) {
+          std::fprintf(stderr, "arc-replay: %s\n", c.status().message().c_str());
+          return 2;
+        }
+        o.configs.push_back(c.value());
+      }
+    }
+    o.work_dir = ablate_work.empty() ? std::filesystem::temp_directory_path() /
+                                           ("arc-ablate-" + std::to_string(::getpid()))
+                                     : std::filesystem::path(ablate_work);
+    auto r = arc::replay::run_ablation(o);
+    std::error_code ec;
+    if (ablate_work.empty()) std::filesystem::remove_all(o.work_dir, ec);
+    if (!r) {
+      std::fprintf(stderr, "arc-replay: %s\n", r.status().message().c_str());
+      return r.status().code() == arc::Status::Code::kInvalidArgument ? 2 : 3;
+    }
+    std::cout << arc::replay::to_table(r.value());
+    if (!ablate_json.empty()) std::ofstream(ablate_json) << arc::replay::to_json(r.value()).dump(2) << "\n";
+    if (!ablate_csv.empty()) std::ofstream(ablate_csv) << arc::replay::to_csv(r.value());
     return 0;
   }
   if (*verify) {

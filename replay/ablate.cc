@@ -1,0 +1,306 @@
+#include "replay/ablate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/campaign_runner.h"
+#include "eval/evaluators.h"
+#include "replay/analyze.h"
+#include "replay/summary.h"
+
+namespace arc::replay {
+namespace {
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double geo(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(std::max(x, 1e-300));
+  return v.empty() ? 1.0 : std::exp(s / static_cast<double>(v.size()));
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Status apply_change(actors::CampaignConfig& c, const std::string& change) {
+  const auto eq = change.find('=');
+  if (eq == std::string::npos) {
+    return Status::invalid_argument("ablation change '" + change + "': expected KEY=VALUE");
+  }
+  const std::string k = change.substr(0, eq), v = change.substr(eq + 1);
+  auto number = [&v, &change](uint32_t& out) -> Status {
+    try {
+      size_t used = 0;
+      const unsigned long n = std::stoul(v, &used);
+      if (used != v.size()) throw std::invalid_argument(v);
+      out = static_cast<uint32_t>(n);
+      return Status::ok();
+    } catch (...) {
+      return Status::invalid_argument("ablation change '" + change + "': expected an integer");
+    }
+  };
+  auto boolean = [&v, &change](bool& out) -> Status {
+    if (v != "true" && v != "false") {
+      return Status::invalid_argument("ablation change '" + change + "': expected true or false");
+    }
+    out = v == "true";
+    return Status::ok();
+  };
+  if (k == "agents") {
+    uint32_t n = 0;
+    if (auto s = number(n); !s) return s;
+    if (n == 0 || n > c.agents.size()) {
+      return Status::invalid_argument("ablation change '" + change + "': expected 1.." +
+                                      std::to_string(c.agents.size()) + " agents");
+    }
+    c.agents.resize(n);
+    return Status::ok();
+  }
+  if (k == "wins" || k == "traps") {
+    uint32_t& b = k == "wins" ? c.wins_bound : c.traps_bound;
+    if (v == "unbounded") {
+      b = 0;
+      return Status::ok();
+    }
+    return number(b);
+  }
+  if (k == "drafting") return boolean(c.drafting);
+  if (k == "sibling_inspection") return boolean(c.sibling_inspection);
+  if (k == "plateau_window") return number(c.plateau_window);
+  if (k == "global_plateau") return number(c.global_plateau);
+  return Status::invalid_argument("ablation change '" + change +
+                                  "': expected one of agents, wins, traps, drafting, "
+                                  "sibling_inspection, plateau_window, global_plateau");
+}
+
+}  // namespace
+
+std::vector<AblationConfig> default_ablation_configs() {
+  return {{"one-agent", {"agents=1", "wins=16", "traps=16"}},
+          {"bounded", {"wins=16", "traps=16"}},
+          {"unbounded", {"wins=unbounded", "traps=unbounded"}},
+          {"no-drafting", {"drafting=false"}},
+          {"no-siblings", {"sibling_inspection=false"}}};
+}
+
+Result<AblationConfig> parse_ablation_config(const std::string& spec) {
+  const auto colon = spec.find(':');
+  AblationConfig c;
+  c.name = spec.substr(0, colon);
+  if (c.name.empty()) {
+    return Status::invalid_argument("--config '" + spec + "': expected NAME:KEY=VALUE,...");
+  }
+  if (colon != std::string::npos) {
+    std::stringstream ss(spec.substr(colon + 1));
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (!item.empty()) c.changes.push_back(item);
+    }
+  }
+  return c;
+}
+
+Result<AblationReport> run_ablation(const AblationOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.configs.empty()) return Status::invalid_argument("ablate: no configuration");
+  if (o.seeds == 0) return Status::invalid_argument("--seeds: expected a positive integer");
+  if (o.budgets.empty()) return Status::invalid_argument("--budgets: expected at least one");
+  auto base = actors::load_campaign(o.base_campaign);
+  if (!base) return base.status();
+  AblationReport report;
+  report.budgets = o.budgets;
+  std::sort(report.budgets.begin(), report.budgets.end());
+  report.seeds = o.seeds;
+  const uint32_t max_budget = report.budgets.back();
+  std::error_code ec;
+  fs::create_directories(o.work_dir, ec);
+  std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;  // config, seed
+  for (const auto& cfg : o.configs) {
+    ConfigResult res;
+    res.name = cfg.name;
+    res.changes = cfg.changes;
+    actors::CampaignConfig c = base.value();
+    for (const auto& ch : cfg.changes) {
+      if (auto s = apply_change(c, ch); !s) return s;
+    }
+    c.mode = actors::Mode::kLockstep;  // determinism: the same seed gives the same campaign
+    c.budget = max_budget;
+    c.durability = "batch";
+    const std::string text = actors::campaign_text(c);
+    const fs::path file = o.work_dir / (cfg.name + ".toml");
+    std::ofstream(file) << text;
+    auto parsed = actors::parse_campaign(text, file);
+    if (!parsed) return parsed.status();
+    curves.emplace_back();
+    for (uint32_t seed = 1; seed <= o.seeds; ++seed) {
+      actors::RunOptions ro;
+      ro.run_dir = o.work_dir / (cfg.name + "-" + std::to_string(seed));
+      fs::remove_all(ro.run_dir, ec);
+      ro.seed = seed;
+      eval::EvaluatorChoice choice;
+      choice.kind = "replay";
+      choice.replay_logs = o.measurements;
+      choice.resample_seed = seed;
+      ro.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+      auto prepared = actors::prepare_campaign(parsed.value(), ro);
+      if (!prepared) return prepared.status();
+      auto run = actors::run_campaign(std::move(prepared.value()), ro);
+      if (!run) return run.status();
+      auto log = read_run(ro.run_dir);
+      if (!log) return log.status();
+      const RunAnalysis a = analyze_run(ro.run_dir.string(), log.value());
+      res.unanswered += summarize(log.value()).unanswered;
+      res.candidates += a.candidates;
+      std::vector<double> at;
+      for (uint32_t b : report.budgets) {
+        double best = 1.0;
+        for (const auto& [i, s] : a.campaign_curve) {
+          if (i <= b) best = s;
+        }
+        at.push_back(best);
+      }
+      res.best_at.push_back(at);
+      report.best_known = std::max(report.best_known, a.best_score);
+      curves.back().push_back(a.campaign_curve);
+      fs::remove_all(ro.run_dir, ec);
+    }
+    report.configs.push_back(std::move(res));
+  }
+  // Statistics.
+  const size_t last = report.budgets.size() - 1;
+  auto finals = [last](const ConfigResult& r) {
+    std::vector<double> v;
+    for (const auto& at : r.best_at) v.push_back(at[last]);
+    return v;
+  };
+  const std::vector<double> ref = finals(report.configs.front());
+  for (size_t ci = 0; ci < report.configs.size(); ++ci) {
+    ConfigResult& r = report.configs[ci];
+    for (size_t b = 0; b < report.budgets.size(); ++b) {
+      std::vector<double> v;
+      for (const auto& at : r.best_at) v.push_back(at[b]);
+      r.geomean_at.push_back(geo(v));
+    }
+    const std::vector<double> mine = finals(r);
+    r.ratio = geo(mine) / geo(ref);
+    uint64_t s = 0x5eed0000 + ci;
+    std::vector<double> ratios;
+    for (uint32_t k = 0; k < o.bootstrap; ++k) {
+      std::vector<double> a, b;
+      for (size_t i = 0; i < mine.size(); ++i) a.push_back(mine[splitmix(s) % mine.size()]);
+      for (size_t i = 0; i < ref.size(); ++i) b.push_back(ref[splitmix(s) % ref.size()]);
+      ratios.push_back(geo(a) / geo(b));
+    }
+    if (!ratios.empty()) {
+      r.ratio_low = percentile(ratios, 0.025);
+      r.ratio_high = percentile(ratios, 0.975);
+    }
+    double mean = 0, var = 0;
+    for (double x : mine) mean += std::log(x);
+    mean /= static_cast<double>(mine.size());
+    for (double x : mine) var += (std::log(x) - mean) * (std::log(x) - mean);
+    r.gsd = mine.size() > 1 ? std::exp(std::sqrt(var / static_cast<double>(mine.size() - 1))) : 1;
+    for (double q : {0.90, 0.95, 0.99}) {
+      std::vector<double> need;
+      for (const auto& curve : curves[ci]) {
+        double n = 1e18;  // not reached
+        for (const auto& [i, v] : curve) {
+          if (v >= q * report.best_known) {
+            n = i;
+            break;
+          }
+        }
+        need.push_back(n);
+      }
+      const double med = percentile(need, 0.5);
+      r.to_reach.push_back(med >= 1e18 ? -1 : med);
+    }
+  }
+  return report;
+}
+
+std::string to_table(const AblationReport& r) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3);
+  os << r.seeds << " seeds per configuration; best known " << r.best_known << "x\n\n";
+  os << std::left << std::setw(14) << "config";
+  for (uint32_t b : r.budgets) os << std::right << std::setw(9) << ("@" + std::to_string(b));
+  os << std::setw(26) << "ratio [95% CI]" << std::setw(8) << "gsd" << std::setw(18)
+     << "to 90/95/99%" << std::setw(11) << "unanswered" << "\n";
+  for (const auto& c : r.configs) {
+    os << std::left << std::setw(14) << c.name << std::right;
+    for (double g : c.geomean_at) os << std::setw(8) << g << "x";
+    std::ostringstream ci;
+    ci << std::fixed << std::setprecision(3) << c.ratio << " [" << c.ratio_low << ", "
+       << c.ratio_high << "]";
+    std::ostringstream reach;
+    for (size_t i = 0; i < c.to_reach.size(); ++i) {
+      reach << (i ? "/" : "") << (c.to_reach[i] < 0 ? std::string("-")
+                                                    : std::to_string(static_cast<int>(c.to_reach[i])));
+    }
+    os << std::setw(26) << ci.str() << std::setw(8) << c.gsd << std::setw(18) << reach.str()
+       << std::setw(11) << c.unanswered << "\n";
+  }
+  os << "\nratio: geometric-mean best at @" << r.budgets.back() << " over the first "
+     << "configuration's, bootstrap over seeds; gsd: geometric standard-deviation factor; "
+     << "to 90/95/99%: median candidates to reach that fraction of the best known (- : not "
+     << "reached by half the seeds).\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const AblationReport& r) {
+  nlohmann::json j;
+  j["budgets"] = r.budgets;
+  j["seeds"] = r.seeds;
+  j["best_known"] = r.best_known;
+  j["configs"] = nlohmann::json::array();
+  for (const auto& c : r.configs) {
+    nlohmann::json reach = nlohmann::json::object();
+    const char* q[] = {"0.90", "0.95", "0.99"};
+    for (size_t i = 0; i < c.to_reach.size(); ++i) {
+      reach[q[i]] = c.to_reach[i] < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.to_reach[i]);
+    }
+    j["configs"].push_back({{"name", c.name},
+                            {"changes", c.changes},
+                            {"geomean_best_at", c.geomean_at},
+                            {"best_at_per_seed", c.best_at},
+                            {"ratio", c.ratio},
+                            {"ratio_ci95", {c.ratio_low, c.ratio_high}},
+                            {"gsd", c.gsd},
+                            {"candidates_to_reach", reach},
+                            {"candidates", c.candidates},
+                            {"unanswered", c.unanswered}});
+  }
+  return j;
+}
+
+std::string to_csv(const AblationReport& r) {
+  std::ostringstream os;
+  os << "config,budget,geomean_best,ratio,ratio_low,ratio_high,gsd,to_90,to_95,to_99,unanswered\n";
+  os.precision(10);
+  for (const auto& c : r.configs) {
+    for (size_t b = 0; b < r.budgets.size(); ++b) {
+      os << c.name << "," << r.budgets[b] << "," << c.geomean_at[b] << "," << c.ratio << ","
+         << c.ratio_low << "," << c.ratio_high << "," << c.gsd;
+      for (double t : c.to_reach) os << "," << (t < 0 ? "" : std::to_string(static_cast<int>(t)));
+      os << "," << c.unanswered << "\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace arc::replay

@@ -1,0 +1,69 @@
+#pragma once
+// arc-replay ablate: counterfactual campaigns against the replay evaluator. Each
+// configuration (a variation of a base campaign) runs once per seed, in lockstep, against
+// recorded measurements (a sweep and/or campaign logs) resampled per seed; the report gives,
+// per configuration, the geometric-mean best speedup at each budget, its ratio to the first
+// configuration with a bootstrap 95% confidence interval, the geometric standard-deviation
+// factor, and the candidates needed to reach 90/95/99% of the best known.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "actors/campaign_config.h"
+#include "events/status.h"
+
+namespace arc::replay {
+
+struct AblationConfig {
+  std::string name;
+  // Applied to the base campaign: "agents=1", "wins=16", "traps=unbounded", "drafting=false",
+  // "sibling_inspection=false", "plateau_window=8".
+  std::vector<std::string> changes;
+};
+
+// one-agent, bounded (16/16), unbounded, no-drafting, no-siblings.
+std::vector<AblationConfig> default_ablation_configs();
+Result<AblationConfig> parse_ablation_config(const std::string& spec);  // NAME:k=v,k=v
+
+struct AblationOptions {
+  std::filesystem::path base_campaign;
+  std::vector<std::filesystem::path> measurements;  // sweeps or run directories
+  std::vector<AblationConfig> configs;
+  uint32_t seeds = 5;
+  std::vector<uint32_t> budgets = {25, 50, 100, 200};
+  uint32_t bootstrap = 2000;  // resamples for the confidence intervals
+  std::filesystem::path work_dir;  // scratch; removed afterwards
+};
+
+struct ConfigResult {
+  std::string name;
+  std::vector<std::string> changes;
+  // Per seed: best score after each budget (the final best if the campaign stopped earlier).
+  std::vector<std::vector<double>> best_at;
+  std::vector<double> geomean_at;           // per budget
+  double ratio = 1, ratio_low = 1, ratio_high = 1;  // vs the first configuration, last budget
+  double gsd = 1;                           // geometric standard-deviation factor, last budget
+  // Per quantile (0.90, 0.95, 0.99): median over seeds of candidates needed; -1 = not reached
+  // by at least half of the seeds.
+  std::vector<double> to_reach;
+  uint32_t unanswered = 0;                  // candidates without a recorded measurement
+  uint32_t candidates = 0;
+};
+
+struct AblationReport {
+  std::vector<uint32_t> budgets;
+  uint32_t seeds = 0;
+  double best_known = 1;
+  std::vector<ConfigResult> configs;
+};
+
+Result<AblationReport> run_ablation(const AblationOptions& options);
+std::string to_table(const AblationReport& r);
+nlohmann::json to_json(const AblationReport& r);
+std::string to_csv(const AblationReport& r);
+
+}  // namespace arc::replay
