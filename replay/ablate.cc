@@ -11,6 +11,7 @@
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
 #include "replay/analyze.h"
+#include "replay/plot.h"
 #include "replay/summary.h"
 
 namespace arc::replay {
@@ -230,6 +231,7 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
       r.to_reach.push_back(med >= 1e18 ? -1 : med);
     }
   }
+  report.curves = std::move(curves);
   return report;
 }
 
@@ -301,6 +303,18 @@ std::string to_csv(const AblationReport& r) {
     }
   }
   return os.str();
+}
+
+}  // namespace arc::replay
+
+namespace arc::replay {
+
+std::string plot_ablation_svg(const AblationReport& r, const std::string& title) {
+  std::vector<PlotGroup> groups;
+  for (size_t i = 0; i < r.configs.size() && i < r.curves.size(); ++i) {
+    groups.push_back({r.configs[i].name, r.curves[i]});
+  }
+  return plot_groups_svg(groups, title);
 }
 
 }  // namespace arc::replay

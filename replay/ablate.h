@@ -59,11 +59,15 @@ struct AblationReport {
   uint32_t seeds = 0;
   double best_known = 1;
   std::vector<ConfigResult> configs;
+  // [configuration][seed]: (candidate index, campaign best so far).
+  std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;
 };
 
 Result<AblationReport> run_ablation(const AblationOptions& options);
 std::string to_table(const AblationReport& r);
 nlohmann::json to_json(const AblationReport& r);
 std::string to_csv(const AblationReport& r);
+// Median and interquartile band of the best so far, one colour per configuration.
+std::string plot_ablation_svg(const AblationReport& r, const std::string& title);
 
 }  // namespace arc::replay

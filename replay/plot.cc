@@ -100,7 +100,70 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+// Median line and interquartile band over runs, as steps, in one colour.
+void band(std::ostringstream& os, const Frame& f,
+          const std::vector<std::vector<std::pair<uint32_t, double>>>& curves,
+          const std::string& color) {
+  const int n = static_cast<int>(f.x_max);
+  std::vector<double> med, q1, q3;
+  for (int i = 0; i <= n; ++i) {
+    std::vector<double> at;
+    for (const auto& c : curves) {
+      double v = 1.0;
+      for (const auto& [k, s] : c) {
+        if (static_cast<int>(k) <= i) v = s;
+      }
+      at.push_back(v);
+    }
+    med.push_back(quantile(at, 0.5));
+    q1.push_back(quantile(at, 0.25));
+    q3.push_back(quantile(at, 0.75));
+  }
+  std::ostringstream b, m;
+  b << "M" << f.x(0) << "," << f.y(q3[0]);
+  m << "M" << f.x(0) << "," << f.y(med[0]);
+  for (int i = 1; i <= n; ++i) {
+    b << " L" << f.x(i) << "," << f.y(q3[i - 1]) << " L" << f.x(i) << "," << f.y(q3[i]);
+    m << " L" << f.x(i) << "," << f.y(med[i - 1]) << " L" << f.x(i) << "," << f.y(med[i]);
+  }
+  for (int i = n; i >= 1; --i) {
+    b << " L" << f.x(i) << "," << f.y(q1[i]) << " L" << f.x(i) << "," << f.y(q1[i - 1]);
+  }
+  b << " L" << f.x(0) << "," << f.y(q1[0]);
+  os << "<path d=\"" << b.str() << " Z\" fill=\"" << color << "\" opacity=\"0.2\"/>\n";
+  os << "<path d=\"" << m.str() << "\" fill=\"none\" stroke=\"" << color
+     << "\" stroke-width=\"2.5\"/>\n";
+}
+
 }  // namespace
+
+std::string plot_groups_svg(const std::vector<PlotGroup>& groups, const std::string& title) {
+  Frame f;
+  for (const auto& g : groups) {
+    for (const auto& c : g.curves) {
+      for (const auto& [i, v] : c) {
+        f.x_max = std::max<double>(f.x_max, i);
+        f.y_max = std::max(f.y_max, v);
+      }
+    }
+  }
+  f.y_max = 1 + (f.y_max - 1) * 1.08 + 0.05;
+  std::ostringstream os;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
+     << kHeight << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+     << "\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  axes(os, f, title);
+  int row = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const std::string color = kColors[i % 10];
+    band(os, f, groups[i].curves, color);
+    legend(os, row++, color, groups[i].name + " (" + std::to_string(groups[i].curves.size()) + ")",
+           2.5);
+  }
+  os << "<text x=\"" << kWidth - kRight + 15 << "\" y=\"" << kTop + 20 * row + 20
+     << "\" font-size=\"11\">median, interquartile band</text>\n</svg>\n";
+  return os.str();
+}
 
 std::string plot_svg(const std::vector<RunAnalysis>& runs, const std::string& title) {
   Frame f;
@@ -143,43 +206,13 @@ std::string plot_svg(const std::vector<RunAnalysis>& runs, const std::string& ti
     os << "<text x=\"" << kWidth - kRight + 15 << "\" y=\"" << kTop + 20 * row + 20
        << "\" font-size=\"11\">&#9679; KEEP   &#9651; plateau</text>\n";
   } else {
-    // Median and interquartile band of the campaign best across runs, per candidate index.
-    const int n = static_cast<int>(f.x_max);
-    std::vector<double> med, q1, q3;
-    for (int i = 0; i <= n; ++i) {
-      std::vector<double> at;
-      for (const auto& r : runs) {
-        double v = 1.0;
-        for (const auto& [k, s] : r.campaign_curve) {
-          if (static_cast<int>(k) <= i) v = s;
-        }
-        at.push_back(v);
-      }
-      med.push_back(quantile(at, 0.5));
-      q1.push_back(quantile(at, 0.25));
-      q3.push_back(quantile(at, 0.75));
-    }
-    std::ostringstream band;
-    // Steps, like the best-so-far lines: a value holds until the next candidate.
-    band << "M" << f.x(0) << "," << f.y(q3[0]);
-    for (int i = 1; i <= n; ++i) {
-      band << " L" << f.x(i) << "," << f.y(q3[i - 1]) << " L" << f.x(i) << "," << f.y(q3[i]);
-    }
-    for (int i = n; i >= 1; --i) {
-      band << " L" << f.x(i) << "," << f.y(q1[i]) << " L" << f.x(i) << "," << f.y(q1[i - 1]);
-    }
-    band << " L" << f.x(0) << "," << f.y(q1[0]);
-    os << "<path d=\"" << band.str() << " Z\" fill=\"#1f77b4\" opacity=\"0.25\"/>\n";
+    std::vector<std::vector<std::pair<uint32_t, double>>> all;
     for (const auto& r : runs) {
       os << "<path d=\"" << step_path(f, r.campaign_curve)
          << "\" fill=\"none\" stroke=\"#888\" stroke-width=\"0.8\" opacity=\"0.6\"/>\n";
+      all.push_back(r.campaign_curve);
     }
-    std::ostringstream mline;
-    mline << "M" << f.x(0) << "," << f.y(med[0]);
-    for (int i = 1; i <= n; ++i) {
-      mline << " L" << f.x(i) << "," << f.y(med[i - 1]) << " L" << f.x(i) << "," << f.y(med[i]);
-    }
-    os << "<path d=\"" << mline.str() << "\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"3\"/>\n";
+    band(os, f, all, "#1f77b4");
     legend(os, row++, "#888", "each run (" + std::to_string(runs.size()) + ")", 1);
     legend(os, row++, "#1f77b4", "median", 3);
     os << "<rect x=\"" << kWidth - kRight + 15 << "\" y=\"" << kTop + 20 * row + 4

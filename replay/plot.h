@@ -12,4 +12,12 @@ namespace arc::replay {
 
 std::string plot_svg(const std::vector<RunAnalysis>& runs, const std::string& title);
 
+// Groups of runs (e.g. an ablation's configurations, each over seeds): per group the median
+// and interquartile band of the campaign best so far, in its own colour.
+struct PlotGroup {
+  std::string name;
+  std::vector<std::vector<std::pair<uint32_t, double>>> curves;  // one per run
+};
+std::string plot_groups_svg(const std::vector<PlotGroup>& groups, const std::string& title);
+
 }  // namespace arc::replay

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
                      "no-drafting, no-siblings)");
   ablate->add_option("--json", ablate_json, "write the report as JSON to this file");
   ablate->add_option("--csv", ablate_csv, "write the report as CSV to this file");
+  std::string ablate_plot;
+  ablate->add_option("--plot", ablate_plot, "write median and IQR bands per configuration (SVG)");
   ablate->add_option("--work-dir", ablate_work, "scratch folder (default: a temp folder)");
 
   try {
@@ -199,6 +201,11 @@ int main(int argc, char** argv) {
     std::cout << arc::replay::to_table(r.value());
     if (!ablate_json.empty()) std::ofstream(ablate_json) << arc::replay::to_json(r.value()).dump(2) << "\n";
     if (!ablate_csv.empty()) std::ofstream(ablate_csv) << arc::replay::to_csv(r.value());
+    if (!ablate_plot.empty()) {
+      std::ofstream(ablate_plot) << arc::replay::plot_ablation_svg(
+          r.value(), "ablation of " + ablate_campaign + ", " + std::to_string(ablate_seeds) +
+                         " seeds per configuration");
+    }
     return 0;
   }
   if (*verify) {

@@ -47,6 +47,12 @@ TEST(Ablate, ReportsPerConfigurationStatisticsAndIsReproducible) {
   EXPECT_EQ(to_json(r1.value()).dump(2), to_json(r2.value()).dump(2));
   EXPECT_EQ(to_csv(r1.value()), to_csv(r2.value()));
   EXPECT_NE(to_table(r).find("one-agent"), std::string::npos);
+  ASSERT_EQ(r.curves.size(), 2u);
+  EXPECT_EQ(r.curves[1].size(), 3u);
+  const std::string svg = plot_ablation_svg(r, "ablation");
+  EXPECT_NE(svg.find(">four-agents (3)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">one-agent (3)</text>"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
 TEST(Ablate, BadChangesAreNamed) {
