@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>  // Result<json> needs the complete type
 
 #include "events/status.h"
 

@@ -420,3 +420,11 @@ json to_json(const Event& e) {
 }
 
 }  // namespace arc::events
+
+namespace arc::events {
+
+std::string dump_json(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace arc::events

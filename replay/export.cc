@@ -29,7 +29,7 @@ void write_row(const std::vector<std::string>& columns, const Row& row, ExportFo
   nlohmann::json j = nlohmann::json::object();
   for (size_t i = 0; i < columns.size(); ++i) j[columns[i]] = row[i];
   if (extra != nullptr) j["event"] = *extra;
-  out << j.dump() << "\n";
+  out << events::dump_json(j) << "\n";
 }
 
 // The agent, candidate and a short detail of an event, for the events table.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/view.h"
+#include "events/printer.h"
 #include "eval/candidate.h"
 #include "eval/problem.h"
 #include "replay/reconstruct.h"
@@ -348,7 +349,7 @@ Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSum
   }
   {
     std::ofstream out(run_dir / "summary.json");
-    out << to_json(s).dump(2) << "\n";
+    out << events::dump_json(to_json(s), 2) << "\n";
     if (!out) return Status::io_error("cannot write " + (run_dir / "summary.json").string());
   }
   if (s.best_canonical.empty()) return Status::ok();

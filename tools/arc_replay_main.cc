@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     if (show_events) {
       for (const auto& e : log.value()) {
         if (show_json) {
-          std::cout << arc::events::to_json(e).dump() << "\n";
+          std::cout << arc::events::dump_json(arc::events::to_json(e)) << "\n";
         } else {
           std::cout << arc::events::to_text(e) << "\n";
         }
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     }
     auto summary = arc::replay::summarize(log.value());
     if (show_json) {
-      std::cout << arc::replay::to_json(summary).dump(2) << std::endl;
+      std::cout << arc::events::dump_json(arc::replay::to_json(summary), 2) << std::endl;
     } else {
       std::cout << arc::replay::to_table(summary);
     }
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     }
     auto a = arc::replay::aggregate(std::move(runs));
     if (analyze_json) {
-      std::cout << arc::replay::to_json(a).dump(2) << std::endl;
+      std::cout << arc::events::dump_json(arc::replay::to_json(a), 2) << std::endl;
     } else {
       std::cout << arc::replay::to_table(a);
     }
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
       return r.status().code() == arc::Status::Code::kInvalidArgument ? 2 : 3;
     }
     std::cout << arc::replay::to_table(r.value());
-    if (!ablate_json.empty()) std::ofstream(ablate_json) << arc::replay::to_json(r.value()).dump(2) << "\n";
+    if (!ablate_json.empty()) std::ofstream(ablate_json) << arc::events::dump_json(arc::replay::to_json(r.value()), 2) << "\n";
     if (!ablate_csv.empty()) std::ofstream(ablate_csv) << arc::replay::to_csv(r.value());
     if (!ablate_plot.empty()) {
       std::ofstream(ablate_plot) << arc::replay::plot_ablation_svg(
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
                           {"divergence_seq", r.divergence_seq},
                           {"message", r.message},
                           {"seconds", r.seconds}};
-      std::cout << j.dump(2) << std::endl;
+      std::cout << arc::events::dump_json(j, 2) << std::endl;
     } else if (r.ok) {
       std::printf("verified %llu events: %llu proposals, %llu decisions, %llu plateaus "
                   "re-derived identically (%.3f s)\n",

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_runner.h"
+#include "events/printer.h"
 #include "actors/sweep.h"
 #include "eval/evaluators.h"
 #include "replay/progress.h"
@@ -55,7 +56,7 @@ int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::Ru
   if (json) {
     auto j = arc::replay::to_json(summary);
     j["run_dir"] = result->run_dir.string();
-    std::cout << j.dump(2) << std::endl;
+    std::cout << arc::events::dump_json(j, 2) << std::endl;
   } else {
     std::cout << "\n" << arc::replay::to_table(summary)
               << "run directory: " << result->run_dir.string() << "\n";
@@ -201,7 +202,7 @@ int cmd_list(bool json) {
   } else if (!json) {
     std::printf("  (invalid: %s)\n", skills.status().message().c_str());
   }
-  if (json) std::cout << j.dump(2) << std::endl;
+  if (json) std::cout << arc::events::dump_json(j, 2) << std::endl;
   return 0;
 }
 

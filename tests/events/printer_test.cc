@@ -172,3 +172,19 @@ TEST(PrinterTest, TextQuotesAwkwardValues) {
 
 }  // namespace
 }  // namespace arc::events
+
+namespace arc::events {
+namespace {
+
+// Found by fuzzing: error texts from compilers and candidates may hold bytes that are not
+// UTF-8; printing them as JSON must not throw.
+TEST(DumpJson, InvalidUtf8IsReplacedNotThrown) {
+  fb::DecisionT d;
+  d.reason = std::string("bad \xfb\x31 byte");
+  Event e = make_event("guard", d);
+  const std::string text = dump_json(to_json(e));
+  EXPECT_NE(text.find("bad \xef\xbf\xbd"), std::string::npos);  // U+FFFD
+}
+
+}  // namespace
+}  // namespace arc::events
