@@ -155,15 +155,9 @@ std::filesystem::path arc_home() {
 }
 
 Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file) {
-  toml::table root;
-  try {
-    root = toml::parse(text, file.string());
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << file.string() << ":" << e.source().begin.line << ":" << e.source().begin.column
-       << ": TOML syntax error: " << e.description();
-    return Status::invalid_argument(os.str());
-  }
+  auto parsed = parse_toml(text, file.string());
+  if (!parsed) return parsed.status();
+  toml::table root = std::move(parsed.value());
   CampaignConfig c;
   c.file = std::filesystem::absolute(file);
   c.text = text;

@@ -829,27 +829,9 @@ Result<Problem> load_problem_impl(const fs::path& path) {
   auto bytes = read_bytes(abs_file, shown);
   if (!bytes) return bytes.status();
 
-  toml::table root;
-#if TOML_EXCEPTIONS
-  try {
-    root = toml::parse(*bytes, shown);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << shown << ":" << e.source().begin.line << ":" << e.source().begin.column
-       << ": TOML syntax error: " << e.description();
-    return Status::invalid_argument(os.str());
-  }
-#else
-  toml::parse_result parsed = toml::parse(*bytes, shown);
-  if (!parsed) {
-    const toml::parse_error& e = parsed.error();
-    std::ostringstream os;
-    os << shown << ":" << e.source().begin.line << ":" << e.source().begin.column
-       << ": TOML syntax error: " << e.description();
-    return Status::invalid_argument(os.str());
-  }
-  root = std::move(parsed).table();
-#endif
+  auto parsed_root = parse_toml(*bytes, shown);
+  if (!parsed_root) return parsed_root.status();
+  toml::table root = std::move(parsed_root.value());
 
   Problem p;
   p.file = abs_file;

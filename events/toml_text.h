@@ -3,10 +3,38 @@
 // skills), so that every message reads the same. Header-only; needs toml++.
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <toml++/toml.h>
 
+#include "events/status.h"
+
 namespace arc {
+
+// Parses TOML text; a syntax error names the file, line and column.
+inline Result<toml::table> parse_toml(std::string_view text, const std::string& shown) {
+#if TOML_EXCEPTIONS
+  try {
+    return toml::parse(text, shown);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << shown << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": TOML syntax error: " << e.description();
+    return Status::invalid_argument(os.str());
+  }
+#else
+  toml::parse_result parsed = toml::parse(text, shown);
+  if (!parsed) {
+    const toml::parse_error& e = parsed.error();
+    std::ostringstream os;
+    os << shown << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": TOML syntax error: " << e.description();
+    return Status::invalid_argument(os.str());
+  }
+  return std::move(parsed).table();
+#endif
+}
 
 inline std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 

@@ -114,27 +114,9 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   auto text = read_text(file);
   if (!text) return text.status();
 
-  toml::table root;
-#if TOML_EXCEPTIONS
-  try {
-    root = toml::parse(*text, shown);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << shown << ":" << e.source().begin.line << ":" << e.source().begin.column
-       << ": TOML syntax error: " << e.description();
-    return Status::invalid_argument(os.str());
-  }
-#else
-  toml::parse_result parsed = toml::parse(*text, shown);
-  if (!parsed) {
-    std::ostringstream os;
-    os << shown << ":" << parsed.error().source().begin.line << ":"
-       << parsed.error().source().begin.column
-       << ": TOML syntax error: " << parsed.error().description();
-    return Status::invalid_argument(os.str());
-  }
-  root = std::move(parsed).table();
-#endif
+  auto parsed_root = parse_toml(*text, shown);
+  if (!parsed_root) return parsed_root.status();
+  toml::table root = std::move(parsed_root.value());
 
   Reader r(shown);
   const std::vector<std::string> known = {"name",  "description", "kernel_types",
