@@ -314,6 +314,22 @@ struct BufferSet {
   void poison_outputs() {
     for (auto& b : out) std::fill_n(b.data(), b.size(), std::numeric_limits<float>::quiet_NaN());
   }
+  // Inputs are read-only: "" while every input still holds what fill() wrote (the reference's
+  // copy, bit for bit), else which element of which input changed.
+  std::string inputs_changed(const WorkloadJob& job) const {
+    for (size_t t = 0; t < in.size(); ++t) {
+      const float* x = in[t].data();
+      const double* xr = ref_in[t].data();
+      for (size_t i = 0; i < in[t].size(); ++i) {
+        const float want = static_cast<float>(xr[i]);
+        if (std::memcmp(&x[i], &want, sizeof(float)) != 0) {
+          return "arc_kernel wrote to its input " + job.inputs[t].name + " (element " +
+                 std::to_string(i) + "); inputs are read-only";
+        }
+      }
+    }
+    return "";
+  }
   void poison_reference() {
     for (auto& b : ref_out) {
       std::fill_n(b.data(), b.size(), std::numeric_limits<double>::quiet_NaN());
@@ -703,6 +719,11 @@ class Worker {
         s.poison_outputs();
         const std::string when = "in correctness round " + std::to_string(r);
         if (!check_call(call_kernel(fn, &s.args), when, &o)) return o;
+        if (std::string w = s.inputs_changed(job); !w.empty()) {
+          o.status = "WRONG_RESULT";
+          o.error = w + " " + when;
+          return o;
+        }
         Comparison c = compare(job, s, tol);
         o.max_abs_error = std::max(o.max_abs_error, c.max_abs_error);
         o.matched_ratio = std::min(o.matched_ratio, c.matched_ratio);
@@ -741,6 +762,11 @@ class Worker {
       const std::string when = "in timed run " + std::to_string(i);
       if (!check_call(r, when, &o)) return o;
       o.samples.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+      if (std::string w = s.inputs_changed(job); !w.empty()) {
+        o.status = "WRONG_RESULT";
+        o.error = w + " " + when;
+        return o;
+      }
       Comparison c = compare(job, s, tol);
       if (!c.pass) {
         o.status = "STALE_OUTPUT";

@@ -305,6 +305,20 @@ TEST_F(HostEvaluatorTest, NanOutputIsWrong) {
   expect_first(r, WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
 }
 
+TEST_F(HostEvaluatorTest, WritingToItsInputsIsCaught) {
+  // Correct output, then the input is scribbled on (e.g. as scratch space).
+  auto r = run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+                      "const_cast<float*>(x)[n - 1] = 0.0f; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "wrote to its input x (element 999)");
+}
+
+TEST_F(HostEvaluatorTest, WritingToInputsOnlyWhenTimedIsCaught) {
+  auto r = run(kernel("static int calls = 0;\n"
+                      "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+                      "if (++calls > 4) const_cast<float*>(x)[0] += 1.0f; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "in timed run 0");
+}
+
 TEST_F(HostEvaluatorTest, PartialWriteIsCaughtByPoisoning) {
   auto r = run(kernel("for (int64_t i = 0; i < n / 2; ++i) y[i] = 2.0f * x[i]; return 0;"));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "y[500] is NaN");
