@@ -16,12 +16,10 @@ std::string where(const std::filesystem::path& file, const std::string& field) {
   return file.string() + ": field '" + field + "'";
 }
 
-class Reader {
+class Reader : public FieldErrors {
  public:
-  Reader(const toml::table& root, const std::filesystem::path& file) : root_(root), file_(file) {}
-
-  Status error() const { return error_; }
-  bool failed() const { return !error_.is_ok(); }
+  Reader(const toml::table& root, const std::filesystem::path& file)
+      : FieldErrors(file.string()), root_(root) {}
 
   const toml::table* table(const std::string& name, bool required) {
     const toml::node* n = root_.get(name);
@@ -47,10 +45,16 @@ class Reader {
       return;
     }
     if constexpr (std::is_same_v<T, std::string>) {
-      if (!n->is_string()) return fail(field, expected, type_name(*n));
+      if (!n->is_string()) {
+        fail(field, expected, type_name(*n));
+        return;
+      }
       out = n->as_string()->get();
     } else if constexpr (std::is_same_v<T, bool>) {
-      if (!n->is_boolean()) return fail(field, expected, type_name(*n));
+      if (!n->is_boolean()) {
+        fail(field, expected, type_name(*n));
+        return;
+      }
       out = n->as_boolean()->get();
     } else if constexpr (std::is_floating_point_v<T>) {
       if (n->is_integer()) {
@@ -58,13 +62,22 @@ class Reader {
       } else if (n->is_floating_point()) {
         out = static_cast<T>(n->as_floating_point()->get());
       } else {
-        return fail(field, expected, type_name(*n));
+        {
+        fail(field, expected, type_name(*n));
+        return;
+      }
       }
     } else {
-      if (!n->is_integer()) return fail(field, expected, type_name(*n));
+      if (!n->is_integer()) {
+        fail(field, expected, type_name(*n));
+        return;
+      }
       int64_t v = n->as_integer()->get();
       if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) {
-        return fail(field, expected, std::to_string(v));
+        {
+        fail(field, expected, std::to_string(v));
+        return;
+      }
       }
       out = static_cast<T>(v);
     }
@@ -89,16 +102,6 @@ class Reader {
     fail(field, "a positive integer or \"unbounded\"", describe(*n));
   }
 
-  void fail(const std::string& field, const std::string& expected, const std::string& got) {
-    if (failed()) return;
-    error_ = Status::invalid_argument(where(file_, field) + ": expected " + expected + ", got " +
-                                      got);
-  }
-  void fail_raw(const std::string& field, const std::string& message) {
-    if (failed()) return;
-    error_ = Status::invalid_argument(where(file_, field) + ": " + message);
-  }
-
   static std::string type_name(const toml::node& n) {
     switch (n.type()) {
       case toml::node_type::string: return "a string (" + describe(n) + ")";
@@ -115,8 +118,6 @@ class Reader {
 
  private:
   const toml::table& root_;
-  std::filesystem::path file_;
-  Status error_;
 };
 
 void check_unknown(Reader& r, const toml::table* t, const std::string& prefix,
@@ -177,7 +178,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(camp, "campaign", "mode", mode, false, "\"async\" or \"lockstep\"");
   r.get(camp, "campaign", "global_plateau", c.global_plateau, false, "a non-negative integer");
   r.get(camp, "campaign", "durability", c.durability, false, "\"sync\" or \"batch\"");
-  if (r.failed()) return r.error();
+  if (r.failed()) return r.status();
   if (mode == "async") {
     c.mode = Mode::kAsync;
   } else if (mode == "lockstep") {
@@ -190,7 +191,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   }
   if (c.budget == 0) r.fail("campaign.budget", "a positive integer", "0");
   if (c.name.empty()) r.fail("campaign.name", "a non-empty string", "\"\"");
-  if (r.failed()) return r.error();
+  if (r.failed()) return r.status();
   const auto base = c.file.parent_path();
   c.problem = std::filesystem::weakly_canonical(base / problem);
   auto problem_file = std::filesystem::is_directory(c.problem) ? c.problem / "problem.toml"
@@ -215,7 +216,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(ev, "evaluation", "timeout_s", s.timeout_s, false, "a positive number of seconds");
   r.get(ev, "evaluation", "memory_limit_mb", s.memory_limit_mb, false, "a positive integer");
   r.get(ev, "evaluation", "flush_cache", s.flush_cache, false, "a boolean");
-  if (r.failed()) return r.error();
+  if (r.failed()) return r.status();
   if (s.rounds == 0) r.fail("evaluation.rounds", "a positive integer", "0");
   if (s.repetitions < 3) {
     r.fail("evaluation.repetitions", "an integer >= 3", std::to_string(s.repetitions));
@@ -246,7 +247,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(pl, "plateau", "drafting", c.drafting, false, "a boolean");
   r.get(pl, "plateau", "sibling_inspection", c.sibling_inspection, false, "a boolean");
   if (!r.failed() && c.plateau_window == 0) r.fail("plateau.window", "a positive integer", "0");
-  if (r.failed()) return r.error();
+  if (r.failed()) return r.status();
 
   const toml::node* agents = root.get("agents");
   if (agents == nullptr) {
@@ -268,7 +269,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     r.get(t, prefix, "name", a.name, true, "an agent name (letters, digits, '-', '_')");
     r.get(t, prefix, "skill", a.skill, true, "the name of a folder under skills/");
     r.get(t, prefix, "backend", a.backend, false, "\"builtin\"");
-    if (r.failed()) return r.error();
+    if (r.failed()) return r.status();
     if (!valid_agent_name(a.name)) {
       r.fail(prefix + ".name",
              "1-64 letters, digits, '-' or '_' (not \"campaign\" or \"guard\")",
@@ -281,7 +282,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
       r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(),
              "\"" + a.skill + "\"");
     }
-    if (r.failed()) return r.error();
+    if (r.failed()) return r.status();
     c.agents.push_back(std::move(a));
   }
   if (c.agents.empty()) {

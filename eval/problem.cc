@@ -259,27 +259,13 @@ const std::vector<std::string> kCudaDtypes = {"f32",      "f64", "f16", "bf16", 
                                               "fp8_e5m2", "i32", "i8",  "u8"};
 
 // Reads one problem.toml; the first error wins and stops everything after it.
-class Loader {
+class Loader : public FieldErrors {
  public:
-  Loader(std::string shown, fs::path dir) : shown_(std::move(shown)), dir_(std::move(dir)) {}
+  Loader(std::string shown, fs::path dir) : FieldErrors(std::move(shown)), dir_(std::move(dir)) {}
 
-  Status status() const { return error_; }
-  bool failed() const { return !error_.is_ok(); }
   // Every file the problem references, by the path written in problem.toml.
   const std::map<std::string, fs::path>& referenced() const { return referenced_; }
 
-  bool fail(const std::string& field, const std::string& expected, const std::string& got) {
-    if (!failed()) {
-      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': expected " + expected +
-                                        ", got " + got);
-    }
-    return false;
-  }
-  bool fail_raw(const std::string& field, const std::string& message) {
-    if (!failed())
-      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
-    return false;
-  }
 
   static std::string at(const std::string& prefix, const std::string& key) {
     return prefix.empty() ? key : prefix + "." + key;
@@ -792,9 +778,7 @@ class Loader {
     p.seed.base = std::move(v);
   }
 
-  std::string shown_;
   fs::path dir_;
-  Status error_;
   std::map<std::string, fs::path> referenced_;
 };
 

@@ -38,6 +38,30 @@ inline Result<toml::table> parse_toml(std::string_view text, const std::string& 
 
 inline std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
+// The first error found in a configuration file, worded
+//   <file>: field '<field>': expected <what>, got <what was there>
+// Readers of campaigns, problems and skills derive from it; later errors are dropped.
+class FieldErrors {
+ public:
+  explicit FieldErrors(std::string shown) : shown_(std::move(shown)) {}
+  bool failed() const { return !error_.is_ok(); }
+  const Status& status() const { return error_; }
+  // Always false, so that a check can `return fail(...)`.
+  bool fail(const std::string& field, const std::string& expected, const std::string& got) {
+    return fail_raw(field, "expected " + expected + ", got " + got);
+  }
+  bool fail_raw(const std::string& field, const std::string& message) {
+    if (!failed()) {
+      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
+    }
+    return false;
+  }
+
+ private:
+  std::string shown_;
+  Status error_;
+};
+
 // What a node holds, as a user wrote it: "abc" (quoted), 12, 1.5, true, or its kind.
 inline std::string toml_describe(const toml::node& n) {
   switch (n.type()) {

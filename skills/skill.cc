@@ -39,24 +39,9 @@ bool is_skill_name(const std::string& s) {
   return true;
 }
 
-class Reader {
+class Reader : public FieldErrors {
  public:
-  explicit Reader(std::string shown) : shown_(std::move(shown)) {}
-  bool failed() const { return !error_.is_ok(); }
-  const Status& status() const { return error_; }
-
-  bool fail(const std::string& field, const std::string& expected, const std::string& got) {
-    if (!failed()) {
-      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': expected " + expected +
-                                        ", got " + got);
-    }
-    return false;
-  }
-  bool fail_raw(const std::string& field, const std::string& message) {
-    if (!failed())
-      error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
-    return false;
-  }
+  explicit Reader(std::string shown) : FieldErrors(std::move(shown)) {}
 
   bool string(const toml::table& t, const std::string& key, std::string& out, bool required,
               const std::string& expected) {
@@ -86,10 +71,6 @@ class Reader {
     }
     return true;
   }
-
- private:
-  std::string shown_;
-  Status error_;
 };
 
 Result<std::string> read_text(const fs::path& p) {
