@@ -43,6 +43,19 @@ void finish(campaign_actor self, CampaignContext* ctx, const std::string& reason
           [self](caf::error& err) { self->state.done.deliver(err); });
 }
 
+// Has the guard decide logged proposals in order; runs `next` once the log holds every
+// decision and the plateau events after them.
+void decide_all(campaign_actor self, submission_list subs, std::function<void()> next) {
+  self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(subs))
+      .then(
+          [self, next](const verdict_list& vl) {
+            uint64_t last = 0;
+            for (const auto& v : vl.items) last = std::max(last, v.last_seq);
+            self->state.follower.when(last, next);
+          },
+          [self](caf::error& err) { self->state.done.deliver(err); });
+}
+
 void round(campaign_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   if (auto why = st.core->stop_reason()) return finish(self, ctx, *why);
@@ -78,15 +91,7 @@ void round(campaign_actor self, CampaignContext* ctx) {
                         for (size_t i = 0; i < proposals.size(); ++i) {
                           subs.items.push_back({std::move(proposals[i]), seqs.seqs[proposal_pos[i]]});
                         }
-                        self->request(self->state.guard, caf::infinite, submit_atom_v,
-                                      std::move(subs))
-                            .then(
-                                [self, ctx](const verdict_list& vl) {
-                                  uint64_t last = 0;
-                                  for (const auto& v : vl.items) last = std::max(last, v.last_seq);
-                                  self->state.follower.when(last, [self, ctx] { round(self, ctx); });
-                                },
-                                [self](caf::error& err) { self->state.done.deliver(err); });
+                        decide_all(self, std::move(subs), [self, ctx] { round(self, ctx); });
                       },
                       [self](caf::error& err) { self->state.done.deliver(err); });
             },
@@ -203,14 +208,7 @@ void resume(campaign_actor self, CampaignContext* ctx) {
                 subs.items.push_back({std::move(p), seq});
               }
               if (subs.items.empty()) return start_search(self, ctx);
-              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(subs))
-                  .then(
-                      [self, ctx](const verdict_list& vl) {
-                        uint64_t last = 0;
-                        for (const auto& v : vl.items) last = std::max(last, v.last_seq);
-                        self->state.follower.when(last, [self, ctx] { start_search(self, ctx); });
-                      },
-                      [self](caf::error& err) { self->state.done.deliver(err); });
+              decide_all(self, std::move(subs), [self, ctx] { start_search(self, ctx); });
             });
           },
           [self](caf::error& err) { self->state.done.deliver(err); });
