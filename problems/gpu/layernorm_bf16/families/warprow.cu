@@ -1,0 +1,220 @@
+/* LayerNorm, one warp per row: blocks of BLOCK_ROWS warps, each warp owns one row and keeps it
+ * packed in registers (lane l holds vectors l, l + 32, ..., UNROLL of them of VEC elements).
+ * Mean, then variance as the mean of (x - mean)^2, both reduced with shuffles only (no block
+ * barrier), then y = (x - mean) * rstd * gamma + beta. x is read once. Rows longer than
+ * 32 * VEC * UNROLL fall back to two passes over global memory within the warp; rows whose
+ * length is not a multiple of VEC take the scalar (VEC = 1) path. */
+#include "arc_cuda.h"
+
+#ifndef BLOCK_ROWS
+#define BLOCK_ROWS 4
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef UNROLL
+#define UNROLL 16
+#endif
+static_assert(BLOCK_ROWS >= 1 && BLOCK_ROWS <= 32, "BLOCK_ROWS must be in [1, 32]");
+static_assert(UNROLL >= 1 && UNROLL <= 64, "UNROLL must be in [1, 64]");
+#define LN_EPS 1e-5f
+
+/* ---- Element I/O: bf16 in memory, f32 in registers (round to nearest even on store). ---- */
+#define ARC_ELEM_BYTES 2
+typedef arc_bf16 elem_t;
+__device__ __forceinline__ float elem_to_f32(elem_t v) { return arc_bf16_to_f32(v); }
+__device__ __forceinline__ elem_t f32_to_elem(float f) { return arc_f32_to_bf16(f); }
+static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8");
+
+/* V consecutive elements move as one aligned word: a single 2- to 16-byte memory instruction.
+ * The caller guarantees that the element offset is a multiple of V (cols % V == 0). */
+template <int BYTES> struct arc_word;
+template <> struct arc_word<2> { typedef unsigned short type; };
+template <> struct arc_word<4> { typedef unsigned int type; };
+template <> struct arc_word<8> { typedef uint2 type; };
+template <> struct arc_word<16> { typedef uint4 type; };
+
+template <int V> struct elem_vec {
+  typedef typename arc_word<V * ARC_ELEM_BYTES>::type word;
+  union {
+    word w;
+    elem_t e[V];
+    unsigned u[(V * ARC_ELEM_BYTES + 3) / 4];
+  };
+};
+
+template <int V>
+__device__ __forceinline__ void unpack_vec(const elem_vec<V>& t, float (&f)[V]) {
+#pragma unroll
+  for (int i = 0; i < V; ++i) f[i] = elem_to_f32(t.e[i]);
+}
+#if ARC_ELEM_BYTES == 2
+/* f32 -> bf16 with the hardware conversion (cvt.rn: round to nearest even, the same bits as
+ * arc_f32_to_bf16 for every non-NaN value), two elements per instruction. */
+template <int V>
+__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
+  if constexpr (V == 1) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f[0]));
+    t.e[0] = h;
+  } else {
+#pragma unroll
+    for (int i = 0; i < V / 2; ++i) {
+      unsigned r;
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(f[2 * i + 1]), "f"(f[2 * i]));
+      t.u[i] = r;  // low half: element 2i, high half: element 2i + 1
+    }
+  }
+}
+#else
+template <int V>
+__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
+#pragma unroll
+  for (int i = 0; i < V; ++i) t.e[i] = f32_to_elem(f[i]);
+}
+#endif
+
+template <int V>
+__device__ __forceinline__ void load_vec(const elem_t* p, float (&f)[V]) {
+  elem_vec<V> t;
+  t.w = *reinterpret_cast<const typename elem_vec<V>::word*>(p);
+  unpack_vec<V>(t, f);
+}
+/* Read-only path (ld.global.nc): for small tensors every block re-reads, such as weights. */
+template <int V>
+__device__ __forceinline__ void load_vec_nc(const elem_t* p, float (&f)[V]) {
+  elem_vec<V> t;
+  t.w = __ldg(reinterpret_cast<const typename elem_vec<V>::word*>(p));
+  unpack_vec<V>(t, f);
+}
+template <int V>
+__device__ __forceinline__ void store_vec(elem_t* p, const float (&f)[V]) {
+  elem_vec<V> t;
+  pack_vec<V>(t, f);
+  *reinterpret_cast<typename elem_vec<V>::word*>(p) = t.w;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* Rows that do not fit the lane cache: shifted one-pass statistics (sums of d = x - x[0] and
+ * d^2), then the write pass; 4 vectors in flight per lane. */
+template <int V>
+__device__ __noinline__ void ln_row_warp_stream(const elem_t* __restrict__ xr, const elem_t* __restrict__ gam,
+                                                const elem_t* __restrict__ bet, elem_t* __restrict__ yr, int cols,
+                                                int lane) {
+  constexpr int B = 4;
+  const int nvec = cols / V;
+  const float k = elem_to_f32(xr[0]);
+  float s1 = 0.f, s2 = 0.f;
+  for (int base = lane; base < nvec; base += 32 * B) {
+    float v[B][V];
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+      const int j = base + u * 32;
+      if (j < nvec) {
+        load_vec<V>(xr + j * V, v[u]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[u][i] = k;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < B; ++u)
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float d = v[u][i] - k;
+        s1 += d;
+        s2 = fmaf(d, d, s2);
+      }
+  }
+  s1 = warp_sum(s1);
+  s2 = warp_sum(s2);
+  const float md = s1 / cols;
+  const float mean = k + md;
+  const float rstd = rsqrtf(fmaxf(s2 / cols - md * md, 0.f) + LN_EPS);
+  for (int j = lane; j < nvec; j += 32) {
+    float v[V], g[V], b[V];
+    load_vec<V>(xr + j * V, v);
+    load_vec_nc<V>(gam + j * V, g);
+    load_vec_nc<V>(bet + j * V, b);
+#pragma unroll
+    for (int i = 0; i < V; ++i) v[i] = fmaf((v[i] - mean) * rstd, g[i], b[i]);
+    store_vec<V>(yr + j * V, v);
+  }
+}
+
+template <int V>
+__device__ __forceinline__ void ln_row_warp(const elem_t* __restrict__ xr, const elem_t* __restrict__ gam,
+                                            const elem_t* __restrict__ bet, elem_t* __restrict__ yr, int cols,
+                                            int lane) {
+  const int nvec = cols / V;
+  if (nvec > 32 * UNROLL) {
+    ln_row_warp_stream<V>(xr, gam, bet, yr, cols, lane);
+    return;
+  }
+  elem_vec<V> c[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const int j = lane + u * 32;
+    c[u].w = typename elem_vec<V>::word{};
+    if (j < nvec) c[u].w = *reinterpret_cast<const typename elem_vec<V>::word*>(xr + j * V);
+  }
+  float s1 = 0.f;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    float v[V];
+    unpack_vec<V>(c[u], v);
+#pragma unroll
+    for (int i = 0; i < V; ++i) s1 += v[i];
+  }
+  const float mean = warp_sum(s1) / cols;
+  float s2 = 0.f;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const int j = lane + u * 32;
+    if (j < nvec) {
+      float v[V];
+      unpack_vec<V>(c[u], v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float d = v[i] - mean;
+        s2 = fmaf(d, d, s2);
+      }
+    }
+  }
+  const float rstd = rsqrtf(warp_sum(s2) / cols + LN_EPS);
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const int j = lane + u * 32;
+    if (j < nvec) {
+      float v[V], g[V], b[V];
+      unpack_vec<V>(c[u], v);
+      load_vec_nc<V>(gam + j * V, g);
+      load_vec_nc<V>(bet + j * V, b);
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] = fmaf((v[i] - mean) * rstd, g[i], b[i]);
+      store_vec<V>(yr + j * V, v);
+    }
+  }
+}
+
+ARC_KERNEL __launch_bounds__(32 * BLOCK_ROWS) layernorm_warprow(arc_args a) {
+  const long long rows = a.axes[0];
+  const int cols = static_cast<int>(a.axes[1]);
+  const long long row = static_cast<long long>(blockIdx.x) * BLOCK_ROWS + (threadIdx.x >> 5);
+  if (row >= rows) return;  // whole warps only: no block barrier follows
+  const int lane = threadIdx.x & 31;
+  const elem_t* xr = static_cast<const elem_t*>(a.in[0]) + row * cols;
+  const elem_t* gam = static_cast<const elem_t*>(a.in[1]);
+  const elem_t* bet = static_cast<const elem_t*>(a.in[2]);
+  elem_t* yr = static_cast<elem_t*>(a.out[0]) + row * cols;
+  if (cols % VEC == 0) {
+    ln_row_warp<VEC>(xr, gam, bet, yr, cols, lane);
+  } else {
+    ln_row_warp<1>(xr, gam, bet, yr, cols, lane);
+  }
+}
