@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <iomanip>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -28,7 +30,8 @@ namespace fs = std::filesystem;
 //   expr    := term (('+' | '-') term)*
 //   term    := unary (('*' | '/') unary)*
 //   unary   := ('-' | '+') unary | primary
-//   primary := number | axis name | '(' expr ')'
+//   primary := number | name | name '(' [expr (',' expr)*] ')' | '(' expr ')'
+// A name followed by '(' calls a function: cdiv(a, b) = ceil(a / b), min(a, b), max(a, b).
 
 constexpr int kMaxExpressionDepth = 200;  // bounds the recursion on "((((..."
 
@@ -39,10 +42,27 @@ struct Token {
   size_t pos = 0;  // 1-based column, for messages
 };
 
+// What the names of an expression stand for, for messages: the cost model names axes; launch
+// expressions name axes and numeric knobs. `hints` explains why a name that looks usable is not
+// (a knob whose value is not an integer).
+struct NameScope {
+  const char* noun = "axis";     // "unknown <noun> 'x'"
+  const char* plural = "axes";   // "(<plural>: a, b)"
+  const std::map<std::string, std::string>* hints = nullptr;
+};
+
+struct ExpressionFunction {
+  const char* name;
+  const char* signature;
+};
+constexpr ExpressionFunction kExpressionFunctions[] = {
+    {"cdiv", "cdiv(a, b)"}, {"min", "min(a, b)"}, {"max", "max(a, b)"}};
+
 class ExpressionParser {
  public:
-  ExpressionParser(const std::string& text, const std::map<std::string, int64_t>& axes)
-      : text_(text), axes_(axes) {}
+  ExpressionParser(const std::string& text, const std::map<std::string, int64_t>& names,
+                   NameScope scope = {})
+      : text_(text), names_(names), scope_(scope) {}
 
   Result<double> run() {
     advance();
@@ -114,13 +134,14 @@ class ExpressionParser {
       t.kind = Token::Kind::kName;
       t.text = text_.substr(at_, end - at_);
       at_ = end;
-    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '(' || c == ')') {
+    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '(' || c == ')' || c == ',') {
       t.kind = Token::Kind::kOp;
       t.text = std::string(1, c);
       ++at_;
     } else {
       fail("unexpected character '" + std::string(1, c) + "' at position " + std::to_string(t.pos) +
-           " (expected numbers, axis names, + - * / and parentheses)");
+           " (expected numbers, " + scope_.noun +
+           " names, + - * /, parentheses and the functions cdiv, min, max)");
       t = Token{};
     }
     tok_ = t;
@@ -180,15 +201,23 @@ class ExpressionParser {
       return v;
     }
     if (tok_.kind == Token::Kind::kName) {
-      auto it = axes_.find(tok_.text);
-      if (it == axes_.end()) {
-        std::string names;
-        for (const auto& [n, _] : axes_) names += (names.empty() ? "" : ", ") + n;
-        fail("unknown axis '" + tok_.text + "' at position " + std::to_string(tok_.pos) +
-             " (axes: " + (names.empty() ? "none" : names) + ")");
+      const Token name = tok_;
+      advance();
+      if (is_op('(')) return call(name, depth);
+      auto it = names_.find(name.text);
+      if (it == names_.end()) {
+        std::string message = std::string("unknown ") + scope_.noun + " '" + name.text +
+                              "' at position " + std::to_string(name.pos) + " (";
+        if (scope_.hints != nullptr) {
+          if (auto h = scope_.hints->find(name.text); h != scope_.hints->end()) {
+            message += h->second + "; ";
+          }
+        }
+        std::string known;
+        for (const auto& [n, _] : names_) known += (known.empty() ? "" : ", ") + n;
+        fail(message + scope_.plural + ": " + (known.empty() ? "none" : known) + ")");
         return 0;
       }
-      advance();
       return static_cast<double>(it->second);
     }
     if (is_op('(')) {
@@ -204,16 +233,196 @@ class ExpressionParser {
       advance();
       return v;
     }
-    fail("expected a number, an axis name or '(', got " + describe(tok_));
+    fail(std::string("expected a number, ") + (scope_.noun[0] == 'a' ? "an " : "a ") +
+         scope_.noun + " name or '(', got " + describe(tok_));
     return 0;
   }
 
+  // `fn` has been read and the current token is its '('.
+  double call(const Token& fn, int depth) {
+    const ExpressionFunction* f = nullptr;
+    for (const auto& candidate : kExpressionFunctions) {
+      if (fn.text == candidate.name) f = &candidate;
+    }
+    const std::string at = " at position " + std::to_string(fn.pos);
+    if (f == nullptr) {
+      fail("unknown function '" + fn.text + "'" + at + " (functions: cdiv(a, b), min(a, b), " +
+           "max(a, b))");
+      return 0;
+    }
+    advance();  // '('
+    std::vector<double> args;
+    if (!is_op(')')) {
+      while (error_.empty()) {
+        args.push_back(expr(depth + 1));
+        if (!error_.empty()) return 0;
+        if (!is_op(',')) break;
+        advance();
+      }
+    }
+    if (!error_.empty()) return 0;
+    if (!is_op(')')) {
+      fail("expected ',' or ')' in the call of '" + fn.text + "'" + at + ", got " +
+           describe(tok_));
+      return 0;
+    }
+    advance();
+    if (args.size() != 2) {
+      fail("function '" + fn.text + "'" + at + " takes 2 arguments (" + f->signature + "), got " +
+           std::to_string(args.size()));
+      return 0;
+    }
+    const double a = args[0], b = args[1];
+    if (fn.text == "cdiv") {
+      if (b == 0) {
+        fail("division by zero in cdiv" + at);
+        return 0;
+      }
+      return std::ceil(a / b);
+    }
+    return fn.text == "min" ? std::min(a, b) : std::max(a, b);
+  }
+
   const std::string& text_;
-  const std::map<std::string, int64_t>& axes_;
+  const std::map<std::string, int64_t>& names_;
+  NameScope scope_;
   size_t at_ = 0;
   Token tok_;
   std::string error_;
 };
+
+// An integer written as text ("256", "-3"); a knob with such a value can appear in expressions.
+bool parse_integer(const std::string& s, int64_t& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+Result<double> evaluate_in_scope(const std::string& expr,
+                                 const std::map<std::string, int64_t>& names, NameScope scope) {
+  try {
+    return ExpressionParser(expr, names, scope).run();
+  } catch (const std::exception& e) {
+    return Status::internal("expression \"" + expr + "\": " + e.what());
+  }
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << std::setprecision(15) << v;
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch dimensions
+
+// The first launch field that does not resolve: which launch, which of its fields ("grid[0]",
+// "block", "shared"), and what was expected and found.
+struct LaunchError {
+  size_t launch = 0;
+  std::string field;
+  std::string expected;
+  std::string got;
+};
+
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxBlockXY = 1024;
+constexpr int64_t kMaxBlockZ = 64;
+constexpr int64_t kMaxBlockThreads = 1024;
+
+// Evaluates one launch or workspace expression to an integer; on failure fills `err` (all but
+// `launch`) and returns false.
+bool integer_value(const std::string& expr, const std::map<std::string, int64_t>& names,
+                   const std::map<std::string, std::string>& hints, const std::string& field,
+                   const std::string& expected, int64_t& out, LaunchError& err) {
+  auto v = evaluate_in_scope(expr, names, NameScope{"name", "names", &hints});
+  err.field = field;
+  if (!v) {
+    err.expected = "an expression that evaluates for this workload";
+    err.got = in_quotes(expr) + " (" + v.status().message() + ")";
+    return false;
+  }
+  // 2^62 keeps products of dimensions inside int64; no launch dimension comes near it.
+  if (*v != std::floor(*v) || std::fabs(*v) > 4.6e18) {
+    err.expected = expected + " (use cdiv(a, b) for a division that must round up)";
+    err.got = in_quotes(expr) + " = " + number_text(*v);
+    return false;
+  }
+  out = static_cast<int64_t>(*v);
+  return true;
+}
+
+bool resolve_launches_impl(const std::vector<Launch>& launches,
+                           const std::map<std::string, int64_t>& names,
+                           const std::map<std::string, std::string>& hints,
+                           std::vector<ResolvedLaunch>& out, LaunchError& err) {
+  out.clear();
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const Launch& l = launches[i];
+    err.launch = i;
+    ResolvedLaunch r;
+    r.kernel = l.kernel;
+    for (const bool grid : {true, false}) {
+      const auto& dims = grid ? l.grid : l.block;
+      const char* key = grid ? "grid" : "block";
+      if (dims.empty() || dims.size() > 3) {
+        err.field = key;
+        err.expected = "1 to 3 expressions (x, y, z)";
+        err.got = std::to_string(dims.size());
+        return false;
+      }
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const std::string field = std::string(key) + "[" + std::to_string(d) + "]";
+        const int64_t limit = grid ? (d == 0 ? kMaxGridX : kMaxGridYZ)
+                                   : (d == 2 ? kMaxBlockZ : kMaxBlockXY);
+        const std::string expected =
+            "a positive integer of at most " + std::to_string(limit) + " (the CUDA limit of " +
+            key + "." + "xyz"[d] + ")";
+        int64_t v = 0;
+        if (!integer_value(dims[d], names, hints, field, expected, v, err)) return false;
+        if (v <= 0 || v > limit) {
+          err.expected = expected;
+          err.got = in_quotes(dims[d]) + " = " + std::to_string(v);
+          return false;
+        }
+        (grid ? r.grid : r.block)[d] = v;
+      }
+    }
+    const int64_t threads = r.block[0] * r.block[1] * r.block[2];
+    if (threads > kMaxBlockThreads) {
+      err.field = "block";
+      err.expected = "at most " + std::to_string(kMaxBlockThreads) + " threads per block";
+      err.got = std::to_string(r.block[0]) + " x " + std::to_string(r.block[1]) + " x " +
+                std::to_string(r.block[2]) + " = " + std::to_string(threads);
+      return false;
+    }
+    const std::string shared_expected = "a number of bytes >= 0";
+    if (!integer_value(l.shared, names, hints, "shared", shared_expected, r.shared, err)) {
+      return false;
+    }
+    if (r.shared < 0) {
+      err.expected = shared_expected;
+      err.got = in_quotes(l.shared) + " = " + std::to_string(r.shared);
+      return false;
+    }
+    out.push_back(std::move(r));
+  }
+  return true;
+}
+
+// Why a knob cannot appear in an expression for these knob values.
+std::map<std::string, std::string> non_integer_knob_hints(
+    const std::map<std::string, std::string>& knobs) {
+  std::map<std::string, std::string> hints;
+  for (const auto& [name, value] : knobs) {
+    int64_t v = 0;
+    if (!parse_integer(value, v)) {
+      hints[name] = "knob '" + name + "' has the non-integer value " + in_quotes(value);
+    }
+  }
+  return hints;
+}
 
 // ---------------------------------------------------------------------------------------------
 // problem.toml
@@ -406,8 +615,9 @@ class Loader : public FieldErrors {
 
   void load(const toml::table& root, Problem& p) {
     known_fields(root, "",
-                 {"name", "kernel_type", "backend", "description", "axes", "reference", "inputs",
-                  "outputs", "tolerance", "cost", "workloads", "families", "seed"});
+                 {"name", "kernel_type", "backend", "description", "axes", "reference",
+                  "compute_dtype", "inputs", "outputs", "tolerance", "cost", "workloads",
+                  "reference_launches", "families", "seed"});
     string(root, "", "name", p.name, true, "a problem name (letters, digits, '_', '-', '.')");
     if (!failed() && !is_plain_name(p.name)) {
       fail("name", "1-64 letters, digits, '_', '-' or '.'", in_quotes(p.name));
@@ -431,9 +641,12 @@ class Loader : public FieldErrors {
     file("reference", reference, p.reference);
     load_tensors(root, "inputs", true, p.inputs, p);
     load_tensors(root, "outputs", false, p.outputs, p);
+    load_abi_limits(p);
+    load_compute_dtype(root, p);
     load_tolerance(root, p);
     load_cost(root, p);
     load_workloads(root, p);
+    load_reference_launches(root, p);
     load_families(root, p);
     load_seed(root, p);
   }
@@ -471,7 +684,7 @@ class Loader : public FieldErrors {
       if (inputs) {
         known_fields(t, prefix, {"name", "dtype", "shape", "init", "low", "high"});
       } else {
-        known_fields(t, prefix, {"name", "dtype", "shape"});
+        known_fields(t, prefix, {"name", "dtype", "shape", "alias"});
       }
       TensorSpec s;
       string(t, prefix, "name", s.name, true, "a tensor name");
@@ -529,8 +742,499 @@ class Loader : public FieldErrors {
           fail(prefix + ".high", "a positive standard deviation (init = \"normal\")", got.str());
         }
       }
+      if (!inputs && t.get("alias") != nullptr && cuda_only(t, prefix, "alias", p)) {
+        string(t, prefix, "alias", s.alias, false, "the name of an input");
+        check_alias(prefix + ".alias", s, out, p);
+      }
       if (failed()) return;
       out.push_back(std::move(s));
+    }
+  }
+
+  // An aliased output is its input's buffer: the same elements, the same dtype, one output each.
+  void check_alias(const std::string& field, const TensorSpec& s,
+                   const std::vector<TensorSpec>& earlier_outputs, const Problem& p) {
+    if (failed()) return;
+    std::vector<std::string> names;
+    for (const auto& in : p.inputs) names.push_back(in.name);
+    const TensorSpec* input = nullptr;
+    for (const auto& in : p.inputs) {
+      if (in.name == s.alias) input = &in;
+    }
+    if (input == nullptr) {
+      fail(field, "the name of an input (" + join(names, false) + ") whose buffer this output updates",
+           in_quotes(s.alias));
+      return;
+    }
+    if (input->shape != s.shape) {
+      fail(field, "an input of this output's shape " + shape_text(s.shape),
+           in_quotes(s.alias) + " of shape " + shape_text(input->shape));
+      return;
+    }
+    if (input->dtype != s.dtype) {
+      fail(field, "an input of this output's dtype " + in_quotes(s.dtype),
+           in_quotes(s.alias) + " of dtype " + in_quotes(input->dtype));
+      return;
+    }
+    for (size_t i = 0; i < earlier_outputs.size(); ++i) {
+      if (earlier_outputs[i].alias == s.alias) {
+        fail(field, "an input no other output aliases",
+             in_quotes(s.alias) + ", already the alias of outputs[" + std::to_string(i) + "] (" +
+                 in_quotes(earlier_outputs[i].name) + ")");
+        return;
+      }
+    }
+  }
+
+  static std::string shape_text(const std::vector<std::string>& shape) {
+    std::string out;
+    for (const auto& d : shape) out += (out.empty() ? "" : ", ") + d;
+    return "[" + out + "]";
+  }
+
+  // A field only the CUDA backend has: on another backend it is an error, never ignored.
+  bool cuda_only(const toml::table& t, const std::string& prefix, const std::string& key,
+                 const Problem& p) {
+    if (failed()) return false;
+    const toml::node* n = t.get(key);
+    if (n == nullptr || p.backend == "cuda") return true;
+    return fail(at(prefix, key),
+                "no '" + key + "' with backend = " + in_quotes(p.backend) +
+                    " (only backend = \"cuda\" has it)",
+                toml_describe(*n));
+  }
+
+  // The CUDA ABI passes tensors and axes in fixed arrays (cuda/include/arc_cuda.h).
+  void load_abi_limits(const Problem& p) {
+    if (failed() || p.backend != "cuda") return;
+    constexpr size_t kMaxTensors = 8;  // ARC_MAX_TENSORS
+    constexpr size_t kMaxAxes = 8;     // ARC_MAX_AXES
+    const std::string where = " with backend = \"cuda\" (cuda/include/arc_cuda.h)";
+    if (p.axes.size() > kMaxAxes) {
+      fail("axes", "at most " + std::to_string(kMaxAxes) + " axes" + where,
+           std::to_string(p.axes.size()));
+    } else if (p.inputs.size() > kMaxTensors) {
+      fail("inputs", "at most " + std::to_string(kMaxTensors) + " inputs" + where,
+           std::to_string(p.inputs.size()));
+    } else if (p.outputs.size() > kMaxTensors) {
+      fail("outputs", "at most " + std::to_string(kMaxTensors) + " outputs" + where,
+           std::to_string(p.outputs.size()));
+    }
+  }
+
+  void load_compute_dtype(const toml::table& root, Problem& p) {
+    if (!cuda_only(root, "", "compute_dtype", p) || p.backend != "cuda") return;
+    const std::vector<std::string> allowed = {"f32", "bf16", "f16"};
+    const std::string expected =
+        "one of " + join(allowed, true) + " (the GEMM peak that bounds the flops term)";
+    auto is_allowed = [&](const std::string& d) {
+      return std::find(allowed.begin(), allowed.end(), d) != allowed.end();
+    };
+    if (root.get("compute_dtype") != nullptr) {
+      if (!string(root, "", "compute_dtype", p.compute_dtype, false, expected)) return;
+      if (!is_allowed(p.compute_dtype)) fail("compute_dtype", expected, in_quotes(p.compute_dtype));
+      return;
+    }
+    // Documented default: the first input's dtype.
+    const std::string& first = p.inputs.front().dtype;
+    if (!is_allowed(first)) {
+      fail("compute_dtype",
+           expected + "; the default, the first input's dtype, is not one of them",
+           "nothing (inputs[0].dtype = " + in_quotes(first) + ")");
+      return;
+    }
+    p.compute_dtype = first;
+  }
+
+  // An expression written as a string or an integer (kept as its decimal text).
+  bool expression_text(const toml::node& n, const std::string& field, const std::string& expected,
+                       std::string& out) {
+    if (failed()) return false;
+    if (n.is_string()) {
+      out = n.as_string()->get();
+    } else if (n.is_integer()) {
+      out = std::to_string(n.as_integer()->get());
+    } else {
+      return fail(field, expected, toml_describe(n));
+    }
+    if (out.find_first_not_of(" \t") == std::string::npos) {
+      return fail(field, expected, in_quotes(out));
+    }
+    return true;
+  }
+
+  void launch_dims(const toml::table& t, const std::string& prefix, const std::string& key,
+                   std::vector<std::string>& out) {
+    if (failed()) return;
+    const std::string field = prefix + "." + key;
+    const std::string expected =
+        "an array of 1 to 3 expressions (x, y, z), strings or integers, e.g. " +
+        std::string(key == "grid" ? "[\"cdiv(rows, 256)\"]" : "[\"THREADS\"]");
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+      fail(field, expected, "nothing");
+      return;
+    }
+    if (!n->is_array()) {
+      fail(field, expected, toml_describe(*n));
+      return;
+    }
+    const toml::array& a = *n->as_array();
+    if (a.empty() || a.size() > 3) {
+      fail(field, expected, a.empty() ? "[]" : std::to_string(a.size()) + " entries");
+      return;
+    }
+    for (size_t d = 0; d < a.size(); ++d) {
+      std::string e;
+      if (!expression_text(*a.get(d), field + "[" + std::to_string(d) + "]",
+                           "an expression (a string or an integer)", e)) {
+        return;
+      }
+      out.push_back(std::move(e));
+    }
+  }
+
+  // [[<prefix>.<key>]]: kernels launched in order (docs/problem-format-cuda.md, "Launches").
+  void load_launches(const toml::table& t, const std::string& prefix, const std::string& key,
+                     std::vector<Launch>& out) {
+    const toml::array* arr = tables(t, prefix, key, true);
+    if (arr == nullptr) return;
+    size_t i = 0;
+    for (const toml::node& node : *arr) {
+      const toml::table& lt = *node.as_table();
+      const std::string lp = at(prefix, key) + "[" + std::to_string(i++) + "]";
+      known_fields(lt, lp, {"kernel", "grid", "block", "shared"});
+      Launch l;
+      const std::string kernel_expected =
+          "the name of an extern \"C\" __global__ kernel of the source (a C identifier)";
+      string(lt, lp, "kernel", l.kernel, true, kernel_expected);
+      if (!failed() && !is_c_identifier(l.kernel)) {
+        fail(lp + ".kernel", kernel_expected, in_quotes(l.kernel));
+      }
+      launch_dims(lt, lp, "grid", l.grid);
+      launch_dims(lt, lp, "block", l.block);
+      if (const toml::node* n = lt.get("shared"); n != nullptr) {
+        expression_text(*n, lp + ".shared",
+                        "a byte count: an expression (a string or an integer), e.g. \"0\"",
+                        l.shared);
+      }
+      if (failed()) return;
+      out.push_back(std::move(l));
+    }
+  }
+
+  // What a launch or workspace expression may name, for checking its form: every axis and every
+  // knob whose values are all integers, each at 1.
+  struct ExpressionContext {
+    std::map<std::string, int64_t> ones;
+    std::map<std::string, std::string> hints;  // knobs that cannot appear, and why
+    std::string expected;
+  };
+
+  static ExpressionContext expression_context(const Problem& p, const Family* f) {
+    ExpressionContext c;
+    for (const auto& a : p.axes) c.ones[a] = 1;
+    std::vector<std::string> numeric;
+    if (f != nullptr) {
+      for (const auto& k : f->knobs) {
+        std::vector<std::string> words;
+        for (const auto& v : k.values) {
+          int64_t n = 0;
+          if (!parse_integer(v, n)) words.push_back(v);
+        }
+        if (words.empty()) {
+          c.ones.emplace(k.name, 1);
+          numeric.push_back(k.name);
+        } else {
+          c.hints[k.name] = "knob '" + k.name + "' has non-integer values (" + join(words, true) +
+                            ") and cannot appear in an expression";
+        }
+      }
+    }
+    c.expected = "an arithmetic expression over the axes (" + join(p.axes, false) + ")" +
+                 (f != nullptr ? " and the family's integer knobs (" + join(numeric, false) + ")"
+                               : std::string()) +
+                 " with + - * /, parentheses, cdiv(a, b), min(a, b) and max(a, b)";
+    return c;
+  }
+
+  bool check_expression(const std::string& expr, const std::string& field,
+                        const ExpressionContext& c) {
+    if (failed()) return false;
+    auto v = evaluate_in_scope(expr, c.ones, NameScope{"name", "names", &c.hints});
+    // At 1 a divisor may vanish; the real values are checked per workload.
+    if (!v && v.status().message().find("division by zero") == std::string::npos) {
+      return fail(field, c.expected, in_quotes(expr) + " (" + v.status().message() + ")");
+    }
+    return true;
+  }
+
+  bool check_launch_expressions(const std::vector<Launch>& launches, const std::string& field,
+                                const ExpressionContext& c) {
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const std::string lp = field + "[" + std::to_string(i) + "]";
+      for (size_t d = 0; d < launches[i].grid.size(); ++d) {
+        check_expression(launches[i].grid[d], lp + ".grid[" + std::to_string(d) + "]", c);
+      }
+      for (size_t d = 0; d < launches[i].block.size(); ++d) {
+        check_expression(launches[i].block[d], lp + ".block[" + std::to_string(d) + "]", c);
+      }
+      check_expression(launches[i].shared, lp + ".shared", c);
+    }
+    return !failed();
+  }
+
+  static std::string knobs_text(const std::map<std::string, std::string>& knobs) {
+    std::string out;
+    for (const auto& [k, v] : knobs) out += (out.empty() ? "" : ", ") + k + "=" + v;
+    return out;
+  }
+
+  // Resolves the launches (and the workspace, if given) for every workload at every knob setting.
+  // An error names the field, the expression, the workload and the knob values.
+  void check_resolution(const std::vector<Launch>& launches, const std::string& field,
+                        const std::string* workspace, const std::string& workspace_field,
+                        const std::vector<std::map<std::string, std::string>>& settings,
+                        const Problem& p) {
+    for (const auto& w : p.workloads) {
+      for (const auto& knobs : settings) {
+        if (failed()) return;
+        const auto names = expression_names(w, knobs);
+        const auto hints = non_integer_knob_hints(knobs);
+        const std::string where = " for workload '" + w.name + "'" +
+                                  (knobs.empty() ? "" : " at knobs " + knobs_text(knobs));
+        std::vector<ResolvedLaunch> resolved;
+        LaunchError err;
+        if (!resolve_launches_impl(launches, names, hints, resolved, err)) {
+          fail(field + "[" + std::to_string(err.launch) + "]." + err.field, err.expected,
+               err.got + where);
+          return;
+        }
+        if (workspace == nullptr) continue;
+        const std::string expected = "a number of bytes >= 0";
+        int64_t bytes = 0;
+        if (!integer_value(*workspace, names, hints, "workspace", expected, bytes, err)) {
+          fail(workspace_field, err.expected, err.got + where);
+          return;
+        }
+        if (bytes < 0) {
+          fail(workspace_field, expected, in_quotes(*workspace) + " = " + std::to_string(bytes) +
+                                              where);
+          return;
+        }
+      }
+    }
+  }
+
+  // The default knobs, then each knob at its first and at its last value with the others at
+  // their defaults.
+  static std::vector<std::map<std::string, std::string>> knob_settings(const Family& f) {
+    std::vector<std::map<std::string, std::string>> out{f.default_variant().knobs};
+    for (const auto& k : f.knobs) {
+      for (const auto* v : {&k.values.front(), &k.values.back()}) {
+        auto s = out.front();
+        s[k.name] = *v;
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+      }
+    }
+    return out;
+  }
+
+  void load_reference_launches(const toml::table& root, Problem& p) {
+    if (!cuda_only(root, "", "reference_launches", p) || p.backend != "cuda") return;
+    load_launches(root, "", "reference_launches", p.reference_launches);
+    if (failed()) return;
+    if (!check_launch_expressions(p.reference_launches, "reference_launches",
+                                  expression_context(p, nullptr))) {
+      return;
+    }
+    check_resolution(p.reference_launches, "reference_launches", nullptr, "", {{}}, p);
+  }
+
+  // The CUDA part of a [[families]] entry: a library family's GEMM, or a source family's
+  // launches and workspace, checked for every workload at the default and extreme knob values.
+  void load_cuda_family(const toml::table& t, const std::string& prefix, Family& f,
+                        const Problem& p) {
+    if (failed()) return;
+    if (!f.library.empty()) {
+      load_gemm(t, prefix, f, p);
+      check_library_knobs(prefix, f);
+      return;
+    }
+    if (const toml::node* g = t.get("gemm"); g != nullptr) {
+      fail(prefix + ".gemm",
+           "no 'gemm' without library = \"cublaslt\" (a family with a source lists its kernels "
+           "in [[families.launches]])",
+           toml_describe(*g));
+      return;
+    }
+    // Knobs and axes share the names of launch expressions.
+    for (size_t j = 0; j < f.knobs.size(); ++j) {
+      if (std::find(p.axes.begin(), p.axes.end(), f.knobs[j].name) != p.axes.end()) {
+        fail(prefix + ".knobs[" + std::to_string(j) + "].name",
+             "a knob name that is not also an axis name (launch expressions use both)",
+             in_quotes(f.knobs[j].name));
+        return;
+      }
+    }
+    if (t.get("launches") == nullptr) {
+      fail(prefix + ".launches",
+           "at least one [[families.launches]] entry (the kernels the family launches, in order)",
+           "nothing");
+      return;
+    }
+    load_launches(t, prefix, "launches", f.launches);
+    if (const toml::node* n = t.get("workspace"); n != nullptr) {
+      expression_text(*n, prefix + ".workspace",
+                      "a byte count: an expression (a string or an integer), e.g. \"0\"",
+                      f.workspace);
+    }
+    if (failed()) return;
+    const ExpressionContext c = expression_context(p, &f);
+    if (!check_launch_expressions(f.launches, prefix + ".launches", c)) return;
+    if (!check_expression(f.workspace, prefix + ".workspace", c)) return;
+    check_resolution(f.launches, prefix + ".launches", &f.workspace, prefix + ".workspace",
+                     knob_settings(f), p);
+  }
+
+  // gemm = { a, b, c, d, m, n, k }: a [m, k] and b [n, k] inputs, d [m, n] an output, c an
+  // optional [m, n] input, one dtype for all.
+  void load_gemm(const toml::table& t, const std::string& prefix, Family& f, const Problem& p) {
+    const std::string field = prefix + ".gemm";
+    const std::string table_expected =
+        "a table gemm = { a, b, c, d, m, n, k } (the product the library family computes)";
+    const toml::node* n = t.get("gemm");
+    if (n == nullptr || !n->is_table()) {
+      fail(field, table_expected, n == nullptr ? "nothing" : toml_describe(*n));
+      return;
+    }
+    const toml::table& g = *n->as_table();
+    known_fields(g, field, {"a", "b", "c", "d", "m", "n", "k"});
+    std::vector<std::string> in_names, out_names;
+    for (const auto& s : p.inputs) in_names.push_back(s.name);
+    for (const auto& s : p.outputs) out_names.push_back(s.name);
+    const std::string input_expected = "the name of an input (" + join(in_names, false) + ")";
+    const std::string output_expected = "the name of an output (" + join(out_names, false) + ")";
+    const std::string axis_expected = "a declared axis (one of " + join(p.axes, false) + ")";
+    GemmSpec& s = f.gemm;
+    string(g, field, "a", s.a, true, input_expected);
+    string(g, field, "b", s.b, true, input_expected);
+    string(g, field, "c", s.c, false, input_expected + " or \"\" (none)");
+    string(g, field, "d", s.d, true, output_expected);
+    string(g, field, "m", s.m, true, axis_expected);
+    string(g, field, "n", s.n, true, axis_expected);
+    string(g, field, "k", s.k, true, axis_expected);
+    if (failed()) return;
+    auto find = [](const std::vector<TensorSpec>& list, const std::string& name) {
+      const TensorSpec* found = nullptr;
+      for (const auto& t : list) {
+        if (t.name == name) found = &t;
+      }
+      return found;
+    };
+    const TensorSpec* a = find(p.inputs, s.a);
+    const TensorSpec* b = find(p.inputs, s.b);
+    const TensorSpec* c = s.c.empty() ? nullptr : find(p.inputs, s.c);
+    const TensorSpec* d = find(p.outputs, s.d);
+    if (a == nullptr) {
+      fail(field + ".a", input_expected, in_quotes(s.a));
+    } else if (b == nullptr) {
+      fail(field + ".b", input_expected, in_quotes(s.b));
+    } else if (!s.c.empty() && c == nullptr) {
+      fail(field + ".c", input_expected + " or \"\" (none)", in_quotes(s.c));
+    } else if (d == nullptr) {
+      fail(field + ".d", output_expected, in_quotes(s.d));
+    }
+    for (auto [key, axis] : {std::pair{"m", &s.m}, std::pair{"n", &s.n}, std::pair{"k", &s.k}}) {
+      if (!failed() && std::find(p.axes.begin(), p.axes.end(), *axis) == p.axes.end()) {
+        fail(field + "." + key, axis_expected, in_quotes(*axis));
+      }
+    }
+    if (failed()) return;
+    struct Operand {
+      const char* key;
+      const TensorSpec* t;
+      std::vector<std::string> shape;
+      const char* layout;
+    };
+    const std::vector<Operand> operands = {{"a", a, {s.m, s.k}, "m, k"},
+                                           {"b", b, {s.n, s.k}, "n, k"},
+                                           {"c", c, {s.m, s.n}, "m, n"},
+                                           {"d", d, {s.m, s.n}, "m, n"}};
+    for (const auto& o : operands) {
+      if (o.t == nullptr) continue;
+      if (o.t->shape != o.shape) {
+        fail(field + "." + o.key,
+             std::string("a tensor of shape [") + o.layout + "] = " + shape_text(o.shape),
+             in_quotes(o.t->name) + " of shape " + shape_text(o.t->shape));
+        return;
+      }
+      if (o.t->dtype != a->dtype) {
+        fail(field + "." + o.key,
+             "a tensor of gemm.a's dtype " + in_quotes(a->dtype) + " (a, b, c and d share one)",
+             in_quotes(o.t->name) + " of dtype " + in_quotes(o.t->dtype));
+        return;
+      }
+    }
+    if (!d->alias.empty() && d->alias != s.c) {
+      fail(field + ".d",
+           "an output that aliases no input, or aliases gemm.c (the product is accumulated in "
+           "place only over c)",
+           in_quotes(d->name) + ", an alias of " + in_quotes(d->alias));
+    }
+  }
+
+  // A library family's knobs select a cuBLASLt configuration (docs/problem-format-cuda.md).
+  void check_library_knobs(const std::string& prefix, const Family& f) {
+    const std::vector<std::string> names = {"HEUR",   "TILE",      "STAGES",
+                                            "SPLITK", "REDUCTION", "SWIZZLE"};
+    auto positive = [](const std::string& v) {
+      int64_t n = 0;
+      return parse_integer(v, n) && n > 0 && v[0] != '+';
+    };
+    for (size_t j = 0; j < f.knobs.size() && !failed(); ++j) {
+      const Knob& k = f.knobs[j];
+      const std::string kp = prefix + ".knobs[" + std::to_string(j) + "]";
+      if (std::find(names.begin(), names.end(), k.name) == names.end()) {
+        fail(kp + ".name", "a cuBLASLt knob (" + join(names, false) + ")", in_quotes(k.name));
+        return;
+      }
+      std::string expected;
+      std::function<bool(const std::string&)> ok;
+      if (k.name == "HEUR") {
+        expected = "an integer from 0 to 7 (a rank among the heuristic's algorithms)";
+        ok = [](const std::string& v) {
+          int64_t n = -1;
+          return parse_integer(v, n) && n >= 0 && n <= 7;
+        };
+      } else if (k.name == "TILE") {
+        expected = "\"auto\" or a CTA tile MxN such as \"128x256\"";
+        ok = [&](const std::string& v) {
+          const size_t x = v.find('x');
+          return v == "auto" ||
+                 (x != std::string::npos && positive(v.substr(0, x)) && positive(v.substr(x + 1)));
+        };
+      } else if (k.name == "STAGES") {
+        expected = "\"auto\" or a positive stage count such as \"4\"";
+        ok = [&](const std::string& v) { return v == "auto" || positive(v); };
+      } else if (k.name == "SPLITK") {
+        expected = "a positive split-K factor (\"1\": none)";
+        ok = positive;
+      } else if (k.name == "REDUCTION") {
+        expected = "one of \"auto\", \"none\", \"inplace\", \"compute\", \"output\"";
+        ok = [](const std::string& v) {
+          return v == "auto" || v == "none" || v == "inplace" || v == "compute" || v == "output";
+        };
+      } else {
+        expected = "\"0\" or \"1\"";
+        ok = [](const std::string& v) { return v == "0" || v == "1"; };
+      }
+      for (size_t v = 0; v < k.values.size(); ++v) {
+        if (!ok(k.values[v])) {
+          fail(kp + ".values[" + std::to_string(v) + "]", expected, in_quotes(k.values[v]));
+          return;
+        }
+      }
     }
   }
 
@@ -657,7 +1361,9 @@ class Loader : public FieldErrors {
     for (const toml::node& node : *arr) {
       const toml::table& t = *node.as_table();
       const std::string prefix = "families[" + std::to_string(i++) + "]";
-      known_fields(t, prefix, {"name", "source", "description", "tags", "knobs"});
+      known_fields(t, prefix,
+                   {"name", "source", "library", "description", "tags", "knobs", "launches",
+                    "workspace", "gemm"});
       Family f;
       string(t, prefix, "name", f.name, true, "a family name (letters, digits, '_', '-', '.')");
       if (failed()) return;
@@ -669,10 +1375,30 @@ class Loader : public FieldErrors {
         fail(prefix + ".name", "a name no other family has", in_quotes(f.name) + " again");
         return;
       }
-      std::string source;
-      string(t, prefix, "source", source, true,
-             "the family's source template, relative to the problem folder");
-      file(prefix + ".source", source, f.source);
+      for (const char* key : {"library", "launches", "workspace", "gemm"}) {
+        cuda_only(t, prefix, key, p);
+      }
+      if (t.get("library") != nullptr) {
+        const std::string expected = "\"cublaslt\" (the only library)";
+        string(t, prefix, "library", f.library, false, expected);
+        if (!failed() && f.library != "cublaslt") {
+          fail(prefix + ".library", expected, in_quotes(f.library));
+        }
+        // A library family runs no kernels of its own: the library owns the launches.
+        for (const char* key : {"source", "launches", "workspace"}) {
+          if (const toml::node* n = t.get(key); n != nullptr && !failed()) {
+            fail(at(prefix, key),
+                 std::string("no '") + key + "' in a library family (library = \"" + f.library +
+                     "\")",
+                 toml_describe(*n));
+          }
+        }
+      } else {
+        std::string source;
+        string(t, prefix, "source", source, true,
+               "the family's source template, relative to the problem folder");
+        file(prefix + ".source", source, f.source);
+      }
       string(t, prefix, "description", f.description, false, "a string");
       string_array(t, prefix, "tags", f.tags, false, "an array of strings");
       const toml::array* knobs = tables(t, prefix, "knobs", false);
@@ -684,6 +1410,8 @@ class Loader : public FieldErrors {
           if (failed()) return;
         }
       }
+      if (p.backend == "cuda") load_cuda_family(t, prefix, f, p);
+      if (failed()) return;
       p.families.push_back(std::move(f));
     }
   }
@@ -898,10 +1626,43 @@ Result<Problem> load_problem(const std::filesystem::path& path) {
 
 Result<double> evaluate_expression(const std::string& expr,
                                    const std::map<std::string, int64_t>& axes) {
+  return evaluate_in_scope(expr, axes, NameScope{});
+}
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "f64") return 8;
+  if (dtype == "f32" || dtype == "i32") return 4;
+  if (dtype == "bf16" || dtype == "f16") return 2;
+  if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "i8" || dtype == "u8") return 1;
+  return 0;
+}
+
+std::map<std::string, int64_t> expression_names(const Workload& w,
+                                                const std::map<std::string, std::string>& knobs) {
+  std::map<std::string, int64_t> names = w.axes;
+  for (const auto& [name, value] : knobs) {
+    int64_t v = 0;
+    if (parse_integer(value, v)) names.emplace(name, v);  // an axis keeps its own value
+  }
+  return names;
+}
+
+Result<std::vector<ResolvedLaunch>> resolve_launches(
+    const std::vector<Launch>& launches, const Workload& w,
+    const std::map<std::string, std::string>& knobs) {
   try {
-    return ExpressionParser(expr, axes).run();
+    std::vector<ResolvedLaunch> out;
+    LaunchError err;
+    if (resolve_launches_impl(launches, expression_names(w, knobs), non_integer_knob_hints(knobs),
+                              out, err)) {
+      return out;
+    }
+    return Status::invalid_argument("launches[" + std::to_string(err.launch) + "]." + err.field +
+                                    " (kernel '" + launches[err.launch].kernel +
+                                    "'): expected " + err.expected + ", got " + err.got +
+                                    " for workload '" + w.name + "'");
   } catch (const std::exception& e) {
-    return Status::internal("expression \"" + expr + "\": " + e.what());
+    return Status::internal("resolving launches for workload '" + w.name + "': " + e.what());
   }
 }
 

@@ -17,6 +17,34 @@ struct TensorSpec {
   std::vector<std::string> shape;  // axis names
   std::string init = "uniform";    // inputs: "uniform" | "normal"
   double low = -1.0, high = 1.0;   // uniform range; normal uses mean 0, stddev `high`
+  std::string alias;               // outputs (cuda): the input whose buffer this output updates
+};
+
+// Bytes per element of a dtype ("f32" 4, "bf16"/"f16" 2); 0 for an unknown dtype.
+// The other CUDA dtypes: "f64" 8, "i32" 4, "fp8_e4m3", "fp8_e5m2", "i8" and "u8" 1.
+int dtype_bytes(const std::string& dtype);
+
+// One kernel launch of a CUDA family or reference (docs/problem-format-cuda.md): expressions
+// over the axes and the family's numeric knobs.
+struct Launch {
+  std::string kernel;              // extern "C" __global__ name
+  std::vector<std::string> grid;   // 1-3 expressions
+  std::vector<std::string> block;  // 1-3 expressions
+  std::string shared = "0";        // dynamic shared memory bytes
+};
+
+// Launch dimensions resolved for one workload and variant.
+struct ResolvedLaunch {
+  std::string kernel;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t shared = 0;
+};
+
+// The GEMM a library family computes: tensor names and axis names (docs/problem-format-cuda.md).
+struct GemmSpec {
+  std::string a, b, c, d;  // c may be empty
+  std::string m, n, k;     // axis names
 };
 
 struct Workload {
@@ -36,6 +64,12 @@ struct Family {
   std::filesystem::path source;  // absolute path of the source template
   std::vector<std::string> tags;
   std::vector<Knob> knobs;
+  // cuda: the kernels launched, in order, and the workspace bytes (an expression).
+  std::vector<Launch> launches;
+  std::string workspace = "0";
+  // cuda: "cublaslt" for a library family (no source; knobs select the algorithm); else "".
+  std::string library;
+  GemmSpec gemm;
   const Knob* knob(const std::string& name) const;
   Variant default_variant() const;
 };
@@ -67,6 +101,8 @@ struct Problem {
   CostModel cost;
   std::filesystem::path reference;       // reference source (absolute)
   std::vector<Family> families;
+  std::vector<Launch> reference_launches;  // cuda: the reference's kernels, in order
+  std::string compute_dtype;             // cuda: "f32" | "bf16" | "f16" (default: first input's)
   Candidate seed;                        // the starting implementation (the baseline)
   std::string hash;                      // SHA-256 over problem.toml and every referenced file
 
@@ -82,8 +118,24 @@ struct Problem {
 // file, the field and what was expected.
 Result<Problem> load_problem(const std::filesystem::path& path);
 
-// Evaluates an arithmetic expression (+ - * / parentheses, numbers, axis names).
+// Evaluates an arithmetic expression (+ - * / parentheses, numbers, axis names, and the
+// functions cdiv(a, b) = ceil(a / b), min(a, b), max(a, b)).
 Result<double> evaluate_expression(const std::string& expr,
                                    const std::map<std::string, int64_t>& axes);
+
+// The names an expression may use for one variant: the workload's axes plus the variant's knobs
+// whose values are integers. A knob whose value is not an integer is left out, so an expression
+// naming it fails with "unknown name".
+std::map<std::string, int64_t> expression_names(const Workload& w,
+                                                const std::map<std::string, std::string>& knobs);
+
+// A family's (or the reference's) launches resolved for a workload and knob values. Errors name
+// the kernel, the field and the value (a non-integer, a non-positive grid or block dimension, a
+// block over 1024 threads, a negative shared size).
+// Each dimension is also held to CUDA's limits: grid x <= 2^31 - 1, grid y and z <= 65535,
+// block x and y <= 1024, block z <= 64. Dimensions not given are 1.
+Result<std::vector<ResolvedLaunch>> resolve_launches(
+    const std::vector<Launch>& launches, const Workload& w,
+    const std::map<std::string, std::string>& knobs);
 
 }  // namespace arc::eval
