@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "eval/cuda_evaluator.h"
 #include "eval/host_evaluator.h"
 #include "eval/replay_evaluator.h"
 
@@ -20,6 +21,11 @@ std::filesystem::path default_cache_dir() {
 
 Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
                                                   const Problem& problem) {
+  if (choice.kind == "auto") {
+    EvaluatorChoice c = choice;
+    c.kind = problem.backend;
+    return make_evaluator(c, problem);
+  }
   if (choice.kind == "host") {
     if (problem.backend != "host") {
       return Status::invalid_argument(problem.file.string() + ": field 'backend': the host "
@@ -29,6 +35,16 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
     HostEvaluatorOptions o;
     o.cache_dir = choice.cache_dir;
     return std::unique_ptr<Evaluator>(new HostEvaluator(problem, o));
+  }
+  if (choice.kind == "cuda") {
+    if (problem.backend != "cuda") {
+      return Status::invalid_argument(problem.file.string() + ": field 'backend': the cuda "
+                                      "evaluator runs \"cuda\" problems, got \"" +
+                                      problem.backend + "\"");
+    }
+    CudaEvaluatorOptions o;
+    o.cache_dir = choice.cache_dir;
+    return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
   }
   if (choice.kind == "replay") {
     if (choice.replay_logs.empty()) {
@@ -48,7 +64,7 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
     }
     return std::unique_ptr<Evaluator>(std::move(r.value()));
   }
-  return Status::invalid_argument("--evaluator: expected \"host\" or \"replay\", got \"" +
+  return Status::invalid_argument("--evaluator: expected \"auto\", \"host\", \"cuda\" or \"replay\", got \"" +
                                   choice.kind + "\"");
 }
 

@@ -11,7 +11,7 @@
 namespace arc::eval {
 
 struct EvaluatorChoice {
-  std::string kind = "host";                    // host | replay
+  std::string kind = "auto";  // auto (the problem's backend) | host | cuda | replay
   std::vector<std::filesystem::path> replay_logs;  // replay: run directories or logs
   uint64_t resample_seed = 0;                   // replay: 0 answers exactly as recorded
   std::filesystem::path cache_dir;              // host: compile cache; empty = default

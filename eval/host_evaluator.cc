@@ -16,7 +16,7 @@
 
 #include "eval/host_compiler.h"
 #include "eval/protocol.h"
-#include "eval/subprocess.h"
+#include "eval/worker_client.h"
 
 namespace arc::eval {
 namespace {
@@ -98,148 +98,6 @@ std::pair<std::string, std::string> cpu_mhz() {
   return {"", ""};
 }
 
-std::string fmt_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
-
-std::optional<fb::WorkloadStatus> parse_status(const std::string& name) {
-  for (fb::WorkloadStatus s : fb::EnumValuesWorkloadStatus()) {
-    if (name == fb::EnumNameWorkloadStatus(s)) return s;
-  }
-  return std::nullopt;
-}
-
-// Waits for `pid` to exit (without reaping it) until the deadline.
-bool wait_exit(pid_t pid, Deadline deadline) {
-  for (;;) {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == pid) {
-      return true;
-    }
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-// A running arc-eval --worker with its two pipes. Destruction stops it (politely, then not).
-class WorkerProcess {
- public:
-  static Result<std::unique_ptr<WorkerProcess>> start(const fs::path& path,
-                                                      uint64_t memory_limit_mb,
-                                                      double start_timeout_s) {
-    UniqueFd req_read, req_write, rep_read, rep_write;
-    if (Status s = make_pipe(&req_read, &req_write); !s) return s;
-    if (Status s = make_pipe(&rep_read, &rep_write); !s) return s;
-    SpawnOptions spawn;
-    spawn.fds = {{3, req_read.get()}, {4, rep_write.get()}};
-    auto pid = spawn_process({path.string(), "--worker", "--in", "3", "--out", "4", "--memory-mb",
-                              std::to_string(memory_limit_mb)},
-                             spawn);
-    if (!pid) return pid.status();
-    std::unique_ptr<WorkerProcess> w(
-        new WorkerProcess(*pid, std::move(req_write), std::move(rep_read), memory_limit_mb));
-    req_read.reset();
-    rep_write.reset();  // else EOF from a dead worker would never come
-    auto ready = read_message(w->from_worker_.get(), deadline_after(start_timeout_s));
-    if (!ready || ready->value("op", "") != "ready") {
-      std::string why = ready ? "it sent " + ready->dump() : ready.status().to_string();
-      int status = w->kill();
-      if (WIFEXITED(status))
-        why += "; it exited with status " + std::to_string(WEXITSTATUS(status));
-      if (WIFSIGNALED(status)) why += "; killed by signal " + describe_signal(WTERMSIG(status));
-      return Status::unavailable("the worker " + path.string() + " did not start: " + why);
-    }
-    return w;
-  }
-
-  ~WorkerProcess() {
-    if (pid_ <= 0) return;
-    (void)write_message(to_worker_.get(), json{{"op", "shutdown"}}, deadline_after(0.1));
-    to_worker_.reset();
-    wait_exit(pid_, deadline_after(0.5));
-    kill_and_reap(pid_);
-  }
-  WorkerProcess(const WorkerProcess&) = delete;
-  WorkerProcess& operator=(const WorkerProcess&) = delete;
-
-  bool alive() const { return pid_ > 0 && !wait_exit(pid_, Clock::now()); }
-  int to_worker() const { return to_worker_.get(); }
-  int from_worker() const { return from_worker_.get(); }
-  uint64_t memory_limit_mb() const { return memory_limit_mb_; }
-
-  // SIGKILL to its process group (what a candidate forked goes too); returns the wait status.
-  int kill() {
-    int status = kill_and_reap(pid_);
-    pid_ = -1;
-    return status;
-  }
-  // After EOF: it is exiting; give it `seconds` to finish, then kill. Returns the wait status.
-  int reap(double seconds) {
-    wait_exit(pid_, deadline_after(seconds));
-    return kill();
-  }
-
- private:
-  WorkerProcess(pid_t pid, UniqueFd to, UniqueFd from, uint64_t limit)
-      : pid_(pid),
-        to_worker_(std::move(to)),
-        from_worker_(std::move(from)),
-        memory_limit_mb_(limit) {}
-  pid_t pid_;
-  UniqueFd to_worker_, from_worker_;
-  uint64_t memory_limit_mb_;
-};
-
-std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,
-                                                       fb::WorkloadStatus status,
-                                                       std::string error) {
-  auto w = std::make_unique<fb::WorkloadEvaluationT>();
-  w->workload = name;
-  w->status = status;
-  w->error = std::move(error);
-  w->method = "steady_clock";
-  return w;
-}
-
-// A number, or "inf", "-inf", "nan" (how the worker sends what JSON cannot hold); `fallback`
-// when absent. Throws json::exception on anything else.
-double number(const json& j, const char* key, double fallback) {
-  auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  if (it->is_string()) {
-    const std::string& s = it->get_ref<const std::string&>();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-  }
-  return it->get<double>();
-}
-
-// Throws json::exception on a reply of the wrong shape (the caller treats it as garbage).
-std::unique_ptr<fb::WorkloadEvaluationT> workload_from_json(const json& j) {
-  auto w = std::make_unique<fb::WorkloadEvaluationT>();
-  w->workload = j.at("workload").get<std::string>();
-  auto status = parse_status(j.at("status").get<std::string>());
-  if (!status) throw json::other_error::create(501, "unknown status " + j.at("status").dump(), &j);
-  w->status = *status;
-  w->error = j.value("error", "");
-  w->samples_ns = j.value("samples_ns", std::vector<double>{});
-  w->median_ns = number(j, "median_ns", 0.0);
-  w->p25_ns = number(j, "p25_ns", 0.0);
-  w->p75_ns = number(j, "p75_ns", 0.0);
-  w->min_ns = number(j, "min_ns", 0.0);
-  w->spread = number(j, "spread", 0.0);
-  w->sol_ns = number(j, "sol_ns", 0.0);
-  w->method = j.value("method", "steady_clock");
-  w->max_abs_error = number(j, "max_abs_error", 0.0);
-  w->matched_ratio = number(j, "matched_ratio", 0.0);
-  w->rounds = j.value("rounds", 0u);
-  return w;
-}
-
 }  // namespace
 
 struct HostEvaluator::Impl {
@@ -251,10 +109,9 @@ struct HostEvaluator::Impl {
   std::string device;
 
   std::mutex worker_mu;  // one request at a time on the device
-  std::unique_ptr<WorkerProcess> worker;
+  WorkerClient client;
   std::optional<fb::PeaksMeasuredT> peaks;
   std::optional<CompiledObject> reference;
-  std::atomic<uint32_t> restarts{0};
 
   Impl(const Problem& p, HostEvaluatorOptions o)
       : problem(p),
@@ -262,7 +119,8 @@ struct HostEvaluator::Impl {
         cache_dir(options.cache_dir.empty() ? default_host_cache_dir() : options.cache_dir),
         worker_path(options.worker_path.empty() ? default_worker_path() : options.worker_path),
         compiler(HostCompilerOptions{cache_dir, options.include_root, options.compiler,
-                                     options.compile_jobs, options.compile_timeout_s}) {
+                                     options.compile_jobs, options.compile_timeout_s}),
+        client(WorkerClientOptions{worker_path, {}, options.worker_start_timeout_s}) {
     std::string model = field_value(read_text("/proc/cpuinfo"), "model name");
     if (model.empty()) model = "unknown CPU";
     device = "host: " + model + ", " +
@@ -270,41 +128,16 @@ struct HostEvaluator::Impl {
              compiler.compiler_version();
   }
 
-  // Holding worker_mu. A worker of the wanted limit, started if needed.
-  Status ensure_worker(uint64_t memory_limit_mb) {
-    if (worker && worker->memory_limit_mb() != memory_limit_mb) worker.reset();
-    // Died between requests (say, a thread a candidate left behind): that death belongs to no
-    // candidate, so replace it before this one is blamed.
-    if (worker && !worker->alive()) lose_worker();
-    if (worker) return Status::ok();
-    auto w = WorkerProcess::start(worker_path, memory_limit_mb, options.worker_start_timeout_s);
-    if (!w) return w.status();
-    worker = std::move(*w);
-    return Status::ok();
-  }
-
-  void lose_worker() {
-    worker.reset();
-    restarts.fetch_add(1);
-  }
-
   // Holding worker_mu.
   Result<fb::PeaksMeasuredT> peaks_locked() {
     if (peaks) return *peaks;
-    if (Status s =
-            ensure_worker(worker ? worker->memory_limit_mb() : options.peaks_memory_limit_mb);
+    if (Status s = client.ensure(client.running() ? client.memory_limit_mb()
+                                                  : options.peaks_memory_limit_mb);
         !s) {
       return s;
     }
-    auto deadline = deadline_after(options.peaks_timeout_s);
-    Status s = write_message(worker->to_worker(), json{{"op", "peaks"}}, deadline);
-    Result<json> reply = s ? read_message(worker->from_worker(), deadline) : Result<json>(s);
-    if (!reply || reply->value("op", "") != "peaks") {
-      std::string why = reply ? "it replied " + reply->dump() : reply.status().to_string();
-      worker->kill();
-      lose_worker();
-      return Status::unavailable("measuring peaks failed: " + why);
-    }
+    auto reply = client.call(json{{"op", "peaks"}}, "peaks", options.peaks_timeout_s);
+    if (!reply) return Status::unavailable("measuring peaks failed: " + reply.status().message());
     fb::PeaksMeasuredT p;
     p.device = device;
     p.bandwidth_bytes_per_s = reply->value("bandwidth_bytes_per_s", 0.0);
@@ -411,76 +244,6 @@ struct HostEvaluator::Impl {
             {"workloads", std::move(workloads)}};
   }
 
-  // The worker died, hung or talked nonsense while running workload `current` (-1: before the
-  // first). Kills it, and says what happened in the words of a performance engineer.
-  void worker_lost(fb::CandidateEvaluatedT* out,
-                   std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done, int current,
-                   const std::string& phase, const std::optional<json>& fatal, const Status& why,
-                   const EvalSettings& settings) {
-    const bool timed_out = why.code() == Status::Code::kTimeout;
-    const bool eof = why.code() == Status::Code::kUnavailable;
-    const uint64_t limit_mb = worker->memory_limit_mb();
-    const int status = eof ? worker->reap(1.0) : worker->kill();
-    lose_worker();
-    out->worker_restarts += 1;
-
-    const size_t n = problem.workloads.size();
-    const size_t at = current < 0 ? 0 : std::min(static_cast<size_t>(current), n - 1);
-    const std::string name = n == 0 ? "" : problem.workloads[at].name;
-    const std::string where =
-        " while running workload " + name + (phase.empty() ? "" : " (" + phase + ")");
-    fb::WorkloadStatus verdict = fb::WorkloadStatus::CRASH;
-    std::string error;
-    if (timed_out) {
-      verdict = fb::WorkloadStatus::TIMEOUT;
-      error = "the candidate ran past its timeout of " + fmt_seconds(settings.timeout_s) + " s" +
-              where + "; the worker was killed";
-    } else if (!eof) {
-      error = "the worker sent an unreadable message" + where + " (" + why.to_string() +
-              "); it was killed";
-    } else if (WIFSIGNALED(status)) {
-      const int sig = WTERMSIG(status);
-      error = "worker killed by signal " + describe_signal(sig) + where;
-      if (fatal && fatal->contains("address") && (sig == SIGSEGV || sig == SIGBUS)) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, " at address 0x%llx",
-                      static_cast<unsigned long long>(fatal->value("address", uint64_t{0})));
-        error += buf;
-      }
-      const uint64_t vm_kb = fatal ? fatal->value("vm_size_kb", uint64_t{0}) : 0;
-      if (sig == SIGKILL) {
-        verdict = fb::WorkloadStatus::OUT_OF_MEMORY;
-        error +=
-            " (not by the watchdog: most likely the kernel's out-of-memory killer; "
-            "classified as out of memory)";
-      } else if (limit_mb > 0 && vm_kb * 10 >= limit_mb * 1024 * 9) {
-        verdict = fb::WorkloadStatus::OUT_OF_MEMORY;
-        error += "; its address space was " + std::to_string(vm_kb / 1024) + " of " +
-                 std::to_string(limit_mb) +
-                 " MiB (the memory limit), so this is classified as out of memory (an "
-                 "allocation failed and its failure was not handled)";
-      }
-    } else if (WIFEXITED(status)) {
-      error = "worker exited with status " + std::to_string(WEXITSTATUS(status)) + where +
-              " (did the candidate call exit()?)";
-    } else {
-      error = "the worker closed its pipe" + where + " and was killed";
-    }
-
-    out->workloads.clear();
-    for (size_t i = 0; i < n; ++i) {
-      if (i < at && i < done.size() && done[i]) {
-        out->workloads.push_back(std::move(done[i]));
-      } else if (i == at) {
-        out->workloads.push_back(make_workload(problem.workloads[i].name, verdict, error));
-      } else {
-        out->workloads.push_back(make_workload(
-            problem.workloads[i].name, fb::WorkloadStatus::NOT_RUN,
-            i < at ? "result lost with the worker" : "not run: workload " + name + " failed"));
-      }
-    }
-  }
-
   fb::CandidateEvaluatedT evaluate(const EvalRequest& req, const fb::CompileFinishedT& compiled) {
     const auto start = Clock::now();
     fb::CandidateEvaluatedT out;
@@ -539,9 +302,9 @@ struct HostEvaluator::Impl {
     // The worker first (peaks would otherwise start one with another limit), then the peaks
     // (without them the SOL check is off: sol_ns 0), then the worker again in case measuring
     // the peaks lost it.
-    Status started = ensure_worker(req.settings.memory_limit_mb);
+    Status started = client.ensure(req.settings.memory_limit_mb);
     auto measured = started ? peaks_locked() : Result<fb::PeaksMeasuredT>(started);
-    if (started) started = ensure_worker(req.settings.memory_limit_mb);
+    if (started) started = client.ensure(req.settings.memory_limit_mb);
     if (!started) {
       fail_all(&out, fb::WorkloadStatus::CRASH,
                "cannot start the evaluation worker: " + started.message());
@@ -549,54 +312,10 @@ struct HostEvaluator::Impl {
     }
     json request = build_request(req, objects, measured ? &measured.value() : nullptr, ref.object);
 
-    const auto deadline = deadline_after(req.settings.timeout_s);
-    int current = -1;
-    std::string phase;
-    std::optional<json> fatal;
-    std::vector<std::unique_ptr<fb::WorkloadEvaluationT>> done(problem.workloads.size());
-    if (Status s = write_message(worker->to_worker(), request, deadline); !s) {
-      worker_lost(&out, done, current, phase, fatal, s, req.settings);
-      return finish();
-    }
-    for (;;) {
-      auto msg = read_message(worker->from_worker(), deadline);
-      if (!msg) {
-        worker_lost(&out, done, current, phase, fatal, msg.status(), req.settings);
-        return finish();
-      }
-      try {
-        const std::string op = msg->value("op", "");
-        if (op == "progress") {
-          current = msg->at("workload").get<int>();
-          phase = msg->value("phase", "");
-        } else if (op == "workload") {
-          size_t i = msg->at("index").get<size_t>();
-          if (i < done.size()) done[i] = workload_from_json(msg->at("result"));
-        } else if (op == "fatal") {
-          fatal = *msg;
-        } else if (op == "result") {
-          const json& list = msg->at("workloads");
-          if (list.size() != problem.workloads.size()) {
-            throw json::other_error::create(
-                501, "result has " + std::to_string(list.size()) + " workloads", &list);
-          }
-          for (const json& w : list) out.workloads.push_back(workload_from_json(w));
-          if (msg->value("exiting", false)) {
-            worker->reap(1.0);
-            lose_worker();
-            out.worker_restarts += 1;
-          }
-          return finish();
-        } else {
-          throw json::other_error::create(501, "unexpected message " + msg->dump().substr(0, 200),
-                                          &*msg);
-        }
-      } catch (const json::exception& e) {
-        out.workloads.clear();
-        worker_lost(&out, done, current, phase, fatal, Status::corruption(e.what()), req.settings);
-        return finish();
-      }
-    }
+    std::vector<std::string> names;
+    for (const auto& w : problem.workloads) names.push_back(w.name);
+    client.evaluate(request, names, req.settings, &out);
+    return finish();
   }
 };
 
@@ -639,7 +358,7 @@ fb::CandidateEvaluatedT HostEvaluator::evaluate(const EvalRequest& request,
     // The exchange with the worker may have stopped half way: never reuse that worker.
     try {
       std::lock_guard lock(impl_->worker_mu);
-      if (impl_->worker) impl_->lose_worker();
+      if (impl_->client.running()) impl_->client.lose();
     } catch (...) {
     }
     fb::CandidateEvaluatedT out;
@@ -653,7 +372,7 @@ fb::CandidateEvaluatedT HostEvaluator::evaluate(const EvalRequest& request,
   }
 }
 
-uint32_t HostEvaluator::worker_restarts() const { return impl_->restarts.load(); }
+uint32_t HostEvaluator::worker_restarts() const { return impl_->client.restarts(); }
 
 const std::filesystem::path& HostEvaluator::worker_path() const { return impl_->worker_path; }
 

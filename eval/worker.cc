@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "eval/cuda_worker.h"
 #include "eval/host_abi.h"
 #include "eval/protocol.h"
 
@@ -992,6 +993,13 @@ int run_worker(const WorkerOptions& options) {
   }
   g_out_fd = out_fd;
   install_fatal_handlers();
+  if (options.backend == "cuda") {
+    try {
+      return serve_cuda_worker(in_fd, out_fd, options.cache_dir);
+    } catch (...) {
+      return 4;
+    }
+  }
   Worker worker(in_fd, out_fd, options.memory_limit_mb);
   try {
     return worker.serve();

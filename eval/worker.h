@@ -63,6 +63,8 @@ struct WorkerOptions {
   int in_fd = -1;                // requests arrive here
   int out_fd = -1;               // replies go here
   uint64_t memory_limit_mb = 0;  // RLIMIT_AS (soft and hard) of the worker; 0 = unchanged
+  std::string backend = "host";  // "host" | "cuda" (eval/cuda_worker.h)
+  std::string cache_dir;         // cuda: where the runtime kernels' cubin is cached
 };
 
 // Serves requests until the input closes or "shutdown"; returns the process exit status.

@@ -240,6 +240,21 @@ json jkv(const std::vector<std::unique_ptr<fb::KeyValueT>>& kvs) {
   return a;
 }
 
+json jkernels(const std::vector<std::unique_ptr<fb::KernelResourcesT>>& ks) {
+  json a = json::array();
+  for (const auto& k : ks) {
+    if (!k) continue;
+    a.push_back({{"name", k->name},
+                 {"registers", k->registers},
+                 {"stack_bytes", k->stack_bytes},
+                 {"spill_store_bytes", k->spill_store_bytes},
+                 {"spill_load_bytes", k->spill_load_bytes},
+                 {"shared_static_bytes", k->shared_static_bytes},
+                 {"barriers", k->barriers}});
+  }
+  return a;
+}
+
 json json_payload(const fb::PayloadUnion& p) {
   using fb::Payload;
   switch (p.type) {
@@ -285,7 +300,8 @@ json json_payload(const fb::PayloadUnion& p) {
                             {"object_ref", v->object_ref},
                             {"log_ref", v->log_ref},
                             {"seconds", jnum(v->seconds)},
-                            {"error", v->error}});
+                            {"error", v->error},
+                            {"kernels", jkernels(v->kernels)}});
       }
       return {{"candidate_hash", x.candidate_hash},
               {"ok", x.ok},
@@ -310,7 +326,8 @@ json json_payload(const fb::PayloadUnion& p) {
                              {"method", w->method},
                              {"max_abs_error", jnum(w->max_abs_error)},
                              {"matched_ratio", jnum(w->matched_ratio)},
-                             {"rounds", w->rounds}});
+                             {"rounds", w->rounds},
+                             {"details", jkv(w->details)}});
       }
       return {{"candidate_hash", x.candidate_hash},
               {"workloads", workloads},
@@ -392,7 +409,8 @@ json json_payload(const fb::PayloadUnion& p) {
       return {{"device", x.device},
               {"bandwidth_bytes_per_s", jnum(x.bandwidth_bytes_per_s)},
               {"flops_per_s", jnum(x.flops_per_s)},
-              {"method", x.method}};
+              {"method", x.method},
+              {"details", jkv(x.details)}};
     }
     case Payload::NONE:
       break;

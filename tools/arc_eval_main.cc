@@ -1,5 +1,6 @@
 // arc-eval: the isolated evaluation worker (eval/worker.h).
 //   arc-eval --worker --in FD --out FD [--memory-mb N]   serve the host evaluator's requests
+//            [--backend host|cuda] [--cache DIR]         (cuda: eval/cuda_worker.h)
 //   arc-eval --peaks                                     print this host's peaks as JSON
 // Exit status: 0 done, 2 bad arguments or protocol error, 3 reply pipe closed.
 #include <cstdio>
@@ -22,6 +23,7 @@ bool parse_number(const char* text, long long* out) {
 int usage(const char* why) {
   std::fprintf(stderr,
                "arc-eval: %s\nusage: arc-eval --worker --in FD --out FD [--memory-mb N]\n"
+               "                [--backend host|cuda] [--cache DIR]\n"
                "       arc-eval --peaks\n",
                why);
   return 2;
@@ -32,6 +34,7 @@ int usage(const char* why) {
 int main(int argc, char** argv) {
   bool worker = false, peaks = false;
   long long in = -1, out = -1, memory_mb = 0;
+  std::string backend = "host", cache_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto number = [&](long long* v) { return i + 1 < argc && parse_number(argv[++i], v); };
@@ -43,6 +46,14 @@ int main(int argc, char** argv) {
       if (!number(&in)) return usage("--in: expected a file descriptor number");
     } else if (arg == "--out") {
       if (!number(&out)) return usage("--out: expected a file descriptor number");
+    } else if (arg == "--backend") {
+      if (i + 1 >= argc) return usage("--backend: expected host or cuda");
+      backend = argv[++i];
+      if (backend != "host" && backend != "cuda")
+        return usage(("--backend: expected host or cuda, got '" + backend + "'").c_str());
+    } else if (arg == "--cache") {
+      if (i + 1 >= argc) return usage("--cache: expected a folder");
+      cache_dir = argv[++i];
     } else if (arg == "--memory-mb") {
       if (!number(&memory_mb)) return usage("--memory-mb: expected a number of MiB");
     } else {
@@ -61,5 +72,9 @@ int main(int argc, char** argv) {
   options.in_fd = static_cast<int>(in);
   options.out_fd = static_cast<int>(out);
   options.memory_limit_mb = static_cast<uint64_t>(memory_mb);
+  options.backend = backend;
+  options.cache_dir = cache_dir.empty() ? "/tmp/kernelarc-cache/cuda" : cache_dir;
+  if (backend == "cuda" && options.memory_limit_mb > 0)
+    return usage("--memory-mb: not with --backend cuda (an address-space limit breaks the CUDA driver)");
   return arc::eval::run_worker(options);
 }

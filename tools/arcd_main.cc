@@ -252,8 +252,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"async", "lockstep"}));
   run->add_flag("--json", json, "print the summary as JSON");
   run->add_flag("--quiet", quiet, "no live progress");
-  run->add_option("--evaluator", choice.kind, "host | replay")
-      ->check(CLI::IsMember({"host", "replay"}));
+  run->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda | replay")
+      ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
   run->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
   run->add_option("--resample", choice.resample_seed,
                   "replay: redraw recorded timing samples with this seed (0: as recorded)");
@@ -264,8 +264,8 @@ int main(int argc, char** argv) {
   resume->add_option("run_dir", resume_dir, "run directory")->required();
   resume->add_flag("--json", resume_json, "print the summary as JSON");
   resume->add_flag("--quiet", resume_quiet, "no live progress");
-  resume->add_option("--evaluator", choice.kind, "host | replay")
-      ->check(CLI::IsMember({"host", "replay"}));
+  resume->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda | replay")
+      ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
   resume->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
 
   auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");

@@ -1,0 +1,533 @@
+#include "eval/cuda_evaluator.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "cuda/driver.h"
+#include "cuda/nvrtc.h"
+#include "eval/evaluators.h"
+#include "eval/worker_client.h"
+
+namespace arc::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+fs::path default_worker() {
+  if (const char* v = std::getenv("ARC_EVAL"); v != nullptr && *v != '\0') return v;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "arc-eval";
+  fs::path dir = exe.parent_path();
+  for (const fs::path& p :
+       {dir / "arc-eval", dir / ".." / "tools" / "arc-eval", dir / ".." / "bin" / "arc-eval"}) {
+    if (fs::exists(p, ec)) return p.lexically_normal();
+  }
+  return dir / "arc-eval";
+}
+
+int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+json launches_json(const std::vector<ResolvedLaunch>& ls) {
+  json a = json::array();
+  for (const auto& l : ls) {
+    a.push_back({{"kernel", l.kernel},
+                 {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                 {"block", {l.block[0], l.block[1], l.block[2]}},
+                 {"shared", l.shared}});
+  }
+  return a;
+}
+
+std::unique_ptr<fb::KeyValueT> kv(std::string k, std::string v) {
+  auto p = std::make_unique<fb::KeyValueT>();
+  p->key = std::move(k);
+  p->value = std::move(v);
+  return p;
+}
+
+}  // namespace
+
+bool CudaEvaluator::device_available(std::string* why) {
+  auto info = cuda::device_info(0);
+  if (!info) {
+    if (why != nullptr) *why = info.status().message();
+    return false;
+  }
+  return true;
+}
+
+struct CudaEvaluator::Impl {
+  Problem problem;
+  CudaEvaluatorOptions options;
+  fs::path cache_root;
+  std::optional<cuda::DeviceInfo> info;
+  std::string no_device;  // why there is no device ("" when there is)
+  std::unique_ptr<cuda::Compiler> compiler;
+  std::string device;
+
+  std::mutex worker_mu;
+  std::unique_ptr<WorkerClient> client;
+  std::optional<fb::PeaksMeasuredT> peaks;
+  std::optional<cuda::Cubin> reference;
+
+  Impl(const Problem& p, CudaEvaluatorOptions o) : problem(p), options(std::move(o)) {
+    cache_root = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+    auto di = cuda::device_info(0);
+    if (di) {
+      info = *di;
+    } else {
+      no_device = di.status().message();
+    }
+    cuda::CompilerOptions co;
+    co.cache_dir = cache_root / "cuda";
+    co.arch = !options.arch.empty() ? options.arch : info ? info->arch() : "sm_90a";
+    co.include_root = options.include_root;
+    co.jobs = options.compile_jobs;
+    compiler = std::make_unique<cuda::Compiler>(co);
+    device = "cuda: " + (info ? info->describe() : no_device) + ", " + compiler->toolchain();
+    fs::path worker = options.worker_path.empty() ? default_worker() : options.worker_path;
+    client = std::make_unique<WorkerClient>(WorkerClientOptions{
+        worker, {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
+        options.worker_start_timeout_s, "cuda_events"});
+  }
+
+  std::vector<Variant> distinct_variants(const Candidate& c) const {
+    std::vector<Variant> out = {c.base};
+    std::set<std::string> seen = {c.base.key()};
+    auto add = [&](const Variant& v) {
+      if (seen.insert(v.key()).second) out.push_back(v);
+    };
+    for (const auto& w : problem.workloads) add(c.variant_for(w.name));
+    for (const auto& [name, v] : c.gates) add(v);
+    return out;
+  }
+
+  // The family's defaults overridden by the variant's knobs.
+  std::map<std::string, std::string> knobs_of(const Variant& v, const Family& f) const {
+    std::map<std::string, std::string> k;
+    for (const auto& knob : f.knobs) k[knob.name] = knob.default_value;
+    for (const auto& [name, value] : v.knobs) k[name] = value;
+    return k;
+  }
+
+  fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) {
+    fb::CompileFinishedT out;
+    out.candidate_hash = hash;
+    out.toolchain = compiler->toolchain();
+    out.ok = true;
+    std::vector<Variant> variants = distinct_variants(c);
+    std::vector<cuda::Compiler::Job> jobs;
+    std::vector<int> job_of(variants.size(), -1);
+    std::vector<std::string> early_error(variants.size());
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const Variant& v = variants[i];
+      if (!v.source.empty()) {
+        early_error[i] =
+            "a free-source CUDA variant needs a family to take its launches from; set "
+            "'family' to one of the problem's families";
+        continue;
+      }
+      const Family* f = problem.family(v.family);
+      if (f == nullptr) {
+        early_error[i] = "unknown family '" + v.family + "' in problem " + problem.name;
+        continue;
+      }
+      if (!f->library.empty()) continue;  // no source: the library is the implementation
+      std::ifstream in(f->source, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in) {
+        early_error[i] = "cannot read " + f->source.string();
+        continue;
+      }
+      job_of[i] = static_cast<int>(jobs.size());
+      jobs.push_back({text.str(), f->source.string(), knobs_of(v, *f)});
+    }
+    std::vector<cuda::Cubin> cubins = compiler->compile_all(jobs);
+    for (size_t i = 0; i < variants.size(); ++i) {
+      auto cv = std::make_unique<fb::CompiledVariantT>();
+      cv->variant = variants[i].key();
+      if (!early_error[i].empty()) {
+        cv->ok = false;
+        cv->error = early_error[i];
+      } else if (job_of[i] < 0) {
+        const Family* f = problem.family(variants[i].family);
+        cv->ok = true;
+        cv->cached = true;
+        cv->options = "library " + f->library;
+        cv->object_ref = "library:" + f->library;
+      } else {
+        const cuda::Cubin& b = cubins[static_cast<size_t>(job_of[i])];
+        cv->ok = b.ok;
+        cv->cached = b.cached;
+        cv->options = b.options;
+        cv->object_ref = b.ok ? b.key : "";
+        cv->seconds = b.seconds;
+        cv->error = b.error;
+        for (const auto& k : b.kernels) {
+          auto r = std::make_unique<fb::KernelResourcesT>();
+          r->name = k.name;
+          r->registers = k.registers;
+          r->stack_bytes = k.stack_bytes;
+          r->spill_store_bytes = k.spill_store_bytes;
+          r->spill_load_bytes = k.spill_load_bytes;
+          r->shared_static_bytes = k.shared_static_bytes;
+          r->barriers = k.barriers;
+          cv->kernels.push_back(std::move(r));
+        }
+      }
+      out.ok = out.ok && cv->ok;
+      out.variants.push_back(std::move(cv));
+    }
+    return out;
+  }
+
+  void fail_all(fb::CandidateEvaluatedT* out, fb::WorkloadStatus status, const std::string& error) {
+    out->workloads.clear();
+    for (const auto& w : problem.workloads)
+      out->workloads.push_back(make_workload(w.name, status, error, "cuda_events"));
+  }
+
+  fs::path peaks_cache_path() const {
+    if (!info) return {};
+    return cache_root / "cuda" /
+           ("peaks-" + info->uuid + "-driver" + std::to_string(info->driver_version) + ".json");
+  }
+
+  // Holding worker_mu.
+  Result<fb::PeaksMeasuredT> peaks_locked() {
+    if (peaks) return *peaks;
+    if (!info) return Status::unavailable(no_device);
+    json reply;
+    std::string origin;
+    const fs::path cached = peaks_cache_path();
+    if (options.use_peaks_cache) {
+      std::ifstream in(cached);
+      if (in) {
+        json j = json::parse(in, nullptr, false);
+        if (!j.is_discarded() && j.value("op", "") == "peaks" && j.contains("flops")) {
+          reply = j;
+          origin = "cached in " + cached.string();
+        }
+      }
+    }
+    if (reply.is_null()) {
+      if (Status s = client->ensure(0); !s) return s;
+      auto r = client->call(json{{"op", "peaks"}}, "peaks", options.peaks_timeout_s);
+      if (!r) return Status::unavailable("measuring peaks failed: " + r.status().message());
+      reply = *r;
+      origin = "measured now";
+      std::error_code ec;
+      fs::create_directories(cached.parent_path(), ec);
+      const fs::path tmp = cached.string() + ".tmp" + std::to_string(::getpid());
+      {
+        std::ofstream o(tmp);
+        o << reply.dump(2) << "\n";
+      }
+      fs::rename(tmp, cached, ec);
+    }
+    fb::PeaksMeasuredT p;
+    p.device = device;
+    p.bandwidth_bytes_per_s = reply.value("bandwidth_bytes_per_s", 0.0);
+    const std::string dtype = problem.compute_dtype.empty() ? "bf16" : problem.compute_dtype;
+    p.flops_per_s = reply.at("flops").value(dtype, 0.0);
+    p.method = reply.value("method", "") + "; flops_per_s is the " + dtype + " GEMM peak (the "
+               "problem's compute_dtype)";
+    p.details.push_back(kv("origin", origin));
+    p.details.push_back(kv("compute_dtype", dtype));
+    for (const auto& [k, v] : reply.at("flops").items()) {
+      if (v.is_number()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
+        p.details.push_back(kv("flops_" + k, buf));
+      }
+    }
+    for (const json& d : reply.value("details", json::array())) {
+      p.details.push_back(kv(d.value("key", ""), d.value("value", "")));
+    }
+    peaks = p;
+    return p;
+  }
+
+  // Holding worker_mu.
+  const cuda::Cubin& reference_cubin() {
+    if (!reference || !reference->ok) reference = compiler->compile_file(problem.reference, {});
+    return *reference;
+  }
+
+  // The request entry of one workload, or the error that fails it before any GPU work.
+  Result<json> workload_entry(size_t i, const Variant& v, const fs::path& cubin,
+                              const fs::path& reference) const {
+    const Workload& w = problem.workloads[i];
+    const Family* f = problem.family(v.family);
+    if (f == nullptr) return Status::invalid_argument("unknown family '" + v.family + "'");
+    const auto knobs = knobs_of(v, *f);
+    std::vector<int64_t> axes;
+    for (const auto& a : problem.axes) {
+      auto it = w.axes.find(a);
+      axes.push_back(it == w.axes.end() ? 0 : it->second);
+    }
+    json inputs = json::array(), outputs = json::array();
+    for (const auto& t : problem.inputs) {
+      inputs.push_back({{"name", t.name},
+                        {"dtype", t.dtype},
+                        {"elements", problem.elements(t, w)},
+                        {"init", t.init},
+                        {"low", t.low},
+                        {"high", t.high}});
+    }
+    for (const auto& t : problem.outputs) {
+      outputs.push_back({{"name", t.name},
+                         {"dtype", t.dtype},
+                         {"elements", problem.elements(t, w)},
+                         {"alias", t.alias.empty() ? -1 : tensor_index(problem.inputs, t.alias)}});
+    }
+    auto ref_launches = resolve_launches(problem.reference_launches, w, {});
+    if (!ref_launches) {
+      return Status::invalid_argument("the reference's launches: " + ref_launches.status().message());
+    }
+    auto flops = problem.flops(w);
+    auto bytes = problem.bytes(w);
+    json e = {{"name", w.name},
+              {"index", i},
+              {"axes", axes},
+              {"flops", flops ? *flops : 0.0},
+              {"bytes", bytes ? *bytes : 0.0},
+              {"inputs", std::move(inputs)},
+              {"outputs", std::move(outputs)},
+              {"reference_module", reference.string()},
+              {"reference_launches", launches_json(*ref_launches)},
+              {"gemm", nullptr}};
+    if (!f->library.empty()) {
+      const GemmSpec& g = f->gemm;
+      auto axis = [&](const std::string& name) {
+        auto it = w.axes.find(name);
+        return it == w.axes.end() ? int64_t{0} : it->second;
+      };
+      json config = json::object();
+      for (const auto& [k, val] : knobs) config[k] = val;
+      const int a = tensor_index(problem.inputs, g.a);
+      e["gemm"] = {{"a", a},
+                   {"b", tensor_index(problem.inputs, g.b)},
+                   {"c", g.c.empty() ? -1 : tensor_index(problem.inputs, g.c)},
+                   {"d", tensor_index(problem.outputs, g.d)},
+                   {"m", axis(g.m)},
+                   {"n", axis(g.n)},
+                   {"k", axis(g.k)},
+                   {"dtype", problem.inputs[static_cast<size_t>(a)].dtype},
+                   {"variant", v.key()},
+                   {"config", config}};
+      e["module"] = "";
+      e["launches"] = json::array();
+      e["workspace"] = 0;
+      return e;
+    }
+    auto launches = resolve_launches(f->launches, w, knobs);
+    if (!launches) return launches.status();
+    auto ws = evaluate_expression(f->workspace, expression_names(w, knobs));
+    if (!ws) return Status::invalid_argument("workspace: " + ws.status().message());
+    if (*ws < 0) {
+      return Status::invalid_argument("workspace = \"" + f->workspace + "\" is negative (" +
+                                      std::to_string(*ws) + ")");
+    }
+    e["module"] = cubin.string();
+    e["launches"] = launches_json(*launches);
+    e["workspace"] = static_cast<uint64_t>(*ws);
+    return e;
+  }
+
+  fb::CandidateEvaluatedT evaluate(const EvalRequest& req, const fb::CompileFinishedT& compiled) {
+    const auto start = Clock::now();
+    fb::CandidateEvaluatedT out;
+    out.candidate_hash = req.candidate_hash;
+    out.device = device;
+    out.input_seed = req.input_seed;
+    out.evaluator = "cuda";
+    auto finish = [&] {
+      out.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      return std::move(out);
+    };
+    for (const auto& v : compiled.variants) {
+      if (v && !v->ok) {
+        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR, "variant " + v->variant + ": " + v->error);
+        return finish();
+      }
+    }
+    if (!info) {
+      fail_all(&out, fb::WorkloadStatus::CRASH, no_device);
+      return finish();
+    }
+    std::lock_guard lock(worker_mu);
+    const cuda::Cubin& ref = reference_cubin();
+    if (!ref.ok) {
+      fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR,
+               "the reference " + problem.reference.string() + " failed to compile: " + ref.error);
+      return finish();
+    }
+    json workloads = json::array();
+    for (size_t i = 0; i < problem.workloads.size(); ++i) {
+      const Workload& w = problem.workloads[i];
+      const Variant& v = req.candidate.variant_for(w.name);
+      const std::string key = v.key();
+      const fb::CompiledVariantT* found = nullptr;
+      for (const auto& cv : compiled.variants) {
+        if (cv && cv->variant == key) found = cv.get();
+      }
+      if (found == nullptr) {
+        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR,
+                 "variant " + key + " (workload " + w.name + ") is not in the compile result");
+        return finish();
+      }
+      fs::path cubin;
+      if (found->object_ref.rfind("library:", 0) != 0) {
+        cubin = compiler->cubin_path(found->object_ref);
+        if (cubin.empty()) {
+          fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR,
+                   "variant " + key + " has no valid object_ref");
+          return finish();
+        }
+      }
+      auto entry = workload_entry(i, v, cubin, ref.path);
+      if (!entry) {
+        // Before any GPU work: this workload cannot be launched as described.
+        out.workloads.clear();
+        for (size_t j = 0; j < problem.workloads.size(); ++j) {
+          if (j < i) {
+            out.workloads.push_back(make_workload(problem.workloads[j].name,
+                                                  fb::WorkloadStatus::NOT_RUN,
+                                                  "not run: workload " + w.name + " failed",
+                                                  "cuda_events"));
+          } else if (j == i) {
+            out.workloads.push_back(make_workload(w.name, fb::WorkloadStatus::LOAD_ERROR,
+                                                  "variant " + key + ": " + entry.status().message(),
+                                                  "cuda_events"));
+          } else {
+            out.workloads.push_back(make_workload(problem.workloads[j].name,
+                                                  fb::WorkloadStatus::NOT_RUN,
+                                                  "not run: workload " + w.name + " failed",
+                                                  "cuda_events"));
+          }
+        }
+        return finish();
+      }
+      workloads.push_back(std::move(*entry));
+    }
+    Status started = client->ensure(0);
+    auto measured = started ? peaks_locked() : Result<fb::PeaksMeasuredT>(started);
+    if (started) started = client->ensure(0);
+    if (!started) {
+      fail_all(&out, fb::WorkloadStatus::CRASH, "cannot start the GPU worker: " + started.message());
+      return finish();
+    }
+    const EvalSettings& s = req.settings;
+    json request = {{"op", "evaluate"},
+                    {"input_seed", req.input_seed},
+                    {"rounds", s.rounds},
+                    {"warmup", s.warmup},
+                    {"repetitions", s.repetitions},
+                    {"buffer_sets", s.buffer_sets},
+                    {"flush_cache", s.flush_cache},
+                    {"tolerance",
+                     {{"atol", problem.tolerance.atol},
+                      {"rtol", problem.tolerance.rtol},
+                      {"matched_ratio", problem.tolerance.matched_ratio}}},
+                    {"peak_bandwidth_bytes_per_s", measured ? measured->bandwidth_bytes_per_s : 0.0},
+                    {"peak_flops_per_s", measured ? measured->flops_per_s : 0.0},
+                    {"sol_margin", options.sol_margin},
+                    {"workloads", std::move(workloads)}};
+    std::vector<std::string> names;
+    for (const auto& w : problem.workloads) names.push_back(w.name);
+    client->evaluate(request, names, req.settings, &out);
+    // Clocks: the NVML readings taken after the timed runs of the last workload that ran.
+    for (auto it = out.workloads.rbegin(); it != out.workloads.rend(); ++it) {
+      if (!*it || (*it)->details.empty()) continue;
+      bool any = false;
+      for (const auto& d : (*it)->details) {
+        if (!d) continue;
+        if (d->key == "sm_mhz" || d->key == "mem_mhz" || d->key == "sm_max_mhz" ||
+            d->key == "temperature_c" || d->key == "power_w" ||
+            d->key == "clocks_event_reasons" || d->key == "clocks_throttle_reasons") {
+          out.clocks.push_back(kv(d->key, d->value));
+          any = true;
+        }
+      }
+      if (any) {
+        out.clocks.push_back(kv("clocks_source", "NVML, after the timed runs of " + (*it)->workload));
+        break;
+      }
+    }
+    return finish();
+  }
+};
+
+CudaEvaluator::CudaEvaluator(const Problem& problem, CudaEvaluatorOptions options)
+    : impl_(std::make_unique<Impl>(problem, std::move(options))) {}
+
+CudaEvaluator::~CudaEvaluator() = default;
+
+std::string CudaEvaluator::device() const { return impl_->device; }
+
+Result<fb::PeaksMeasuredT> CudaEvaluator::peaks() {
+  try {
+    std::lock_guard lock(impl_->worker_mu);
+    return impl_->peaks_locked();
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("peaks: ") + e.what());
+  }
+}
+
+fb::CompileFinishedT CudaEvaluator::compile(const Candidate& c, const std::string& hash) {
+  try {
+    return impl_->compile(c, hash);
+  } catch (const std::exception& e) {
+    fb::CompileFinishedT out;
+    out.candidate_hash = hash;
+    out.ok = false;
+    auto v = std::make_unique<fb::CompiledVariantT>();
+    v->variant = c.base.key();
+    v->error = std::string("internal error while compiling: ") + e.what();
+    out.variants.push_back(std::move(v));
+    return out;
+  }
+}
+
+fb::CandidateEvaluatedT CudaEvaluator::evaluate(const EvalRequest& request,
+                                                const fb::CompileFinishedT& compiled) {
+  try {
+    return impl_->evaluate(request, compiled);
+  } catch (const std::exception& e) {
+    try {
+      std::lock_guard lock(impl_->worker_mu);
+      if (impl_->client->running()) impl_->client->lose();
+    } catch (...) {
+    }
+    fb::CandidateEvaluatedT out;
+    out.candidate_hash = request.candidate_hash;
+    out.device = impl_->device;
+    out.input_seed = request.input_seed;
+    out.evaluator = "cuda";
+    impl_->fail_all(&out, fb::WorkloadStatus::CRASH,
+                    std::string("internal error in the CUDA evaluator: ") + e.what());
+    return out;
+  }
+}
+
+uint32_t CudaEvaluator::worker_restarts() const { return impl_->client->restarts(); }
+
+}  // namespace arc::eval

@@ -1,0 +1,53 @@
+#pragma once
+// The GPU worker: `arc-eval --worker --backend cuda --cache DIR` serves the protocol of
+// eval/worker.h on the first CUDA device. Its "ready" message adds "backend":"cuda",
+// "device" (DeviceInfo::describe), "uuid", "arch", "pci_bus_id", "driver_version"; without a
+// usable driver or device it sends {"op":"unavailable","error":"..."} and exits 5.
+//
+// Requests differ from the host's in the workload entries (eval/cuda_evaluator.cc builds them):
+//   {"name","index","axes","flops","bytes",
+//    "inputs":[{"name","dtype","elements","init","low","high"}],
+//    "outputs":[{"name","dtype","elements","alias"}],      alias: input index or -1
+//    "module":"<candidate cubin>","launches":[{"kernel","grid":[x,y,z],"block":[x,y,z],"shared"}],
+//    "workspace":bytes,
+//    "gemm":null | {"a","b","c","d" (tensor indices; c -1: none),"m","n","k","dtype",
+//                   "variant","config":{HEUR,TILE,STAGES,SPLITK,REDUCTION,SWIZZLE}},
+//    "reference_module":"<reference cubin>","reference_launches":[...]}
+// and the top level adds "sol_margin" (IMPOSSIBLE when median < sol_margin * sol_ns).
+// The "peaks" reply is {"op":"peaks","bandwidth_bytes_per_s","flops":{"bf16","f16","f32"},
+// "device","method","details":[{"key","value"}]}.
+//
+// Per workload, in problem order (the first failure makes the rest NOT_RUN):
+//   bind: the cubins are loaded (kept across requests), the kernels looked up, dynamic shared
+//     memory above 48 KiB enabled; a library family gets its cuBLASLt plan (a configuration
+//     cuBLASLt refuses -> LOAD_ERROR with the reason). The plan or the launches are recorded in
+//     the workload's details.
+//   inputs: drawn on the GPU (cuda/runtime_kernels.h) from derive_seed(input_seed, workload
+//     index, stream): streams 0..R-1 are correctness rounds, 0x10000 + k timing set k. An
+//     aliased input is drawn into a pristine copy and restored into the live buffer before
+//     every run; the reference reads the pristine copy. Non-aliased inputs are digested after
+//     drawing and re-digested after runs: a change -> WRONG_RESULT.
+//   correctness: R rounds; outputs poisoned with NaN (in their dtype) before every run; the
+//     reference kernels write double outputs from the same inputs; arc_compare counts elements
+//     within atol + rtol * |ref|, NaN/Inf, and non-zeros. -> WRONG_RESULT.
+//   timing: K buffer sets (separate allocations), W warm-ups, N repetitions rotating the sets;
+//     before each: aliased inputs restored, outputs poisoned, and with flush_cache a memset over
+//     2 x L2; then a CUDA event, exactly the family's launches (or the cuBLASLt matmul), a CUDA
+//     event. The engine issues every launch, so the set of kernels is the same every
+//     repetition. Clocks (NVML) are read right after the timed runs. Method "cuda_events".
+//   re-check: each set's outputs (from the last timed run that used it) against that set's
+//     reference -> STALE_OUTPUT.
+//   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9 from the measured peaks;
+//     median < sol_margin * sol_ns -> IMPOSSIBLE.
+//   errors: an illegal address, a trap, a misaligned access (sticky errors) -> CRASH, and the
+//     worker exits after its reply ("exiting": true) so a fresh one takes the next candidate;
+//     cuMemAlloc out of memory -> OUT_OF_MEMORY; a refused launch (too much shared memory, too
+//     many registers for the block) -> LOAD_ERROR; a hang is the parent's watchdog's (TIMEOUT).
+#include <filesystem>
+
+namespace arc::eval {
+
+// Serves requests until EOF or "shutdown"; returns the exit status.
+int serve_cuda_worker(int in_fd, int out_fd, const std::filesystem::path& cache_dir);
+
+}  // namespace arc::eval

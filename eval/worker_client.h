@@ -1,0 +1,75 @@
+#pragma once
+// The parent side of the worker protocol (eval/worker.h), shared by the host and CUDA
+// evaluators: starts `arc-eval --worker ...`, keeps it across candidates, sends a request,
+// collects the streamed results, and when the worker crashes, hangs past the candidate's
+// timeout, talks nonsense or exits, turns that into CRASH, TIMEOUT or OUT_OF_MEMORY for the
+// workload it was running (the rest NOT_RUN) and replaces it before the next request.
+// Not thread-safe: the evaluator serializes calls (one request at a time per device).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluator.h"
+
+namespace arc::eval {
+
+struct WorkerClientOptions {
+  std::filesystem::path worker_path;
+  std::vector<std::string> extra_args;  // after --worker --in 3 --out 4 --memory-mb N
+  double start_timeout_s = 10;          // until the worker says "ready"
+  std::string method = "steady_clock";  // the method of results made up here (crashes)
+};
+
+class WorkerProcess;
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(WorkerClientOptions options);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // A live worker with this memory limit (0: none), started or restarted if needed. A worker
+  // that died between requests is replaced (and counted) before anyone is blamed.
+  Status ensure(uint64_t memory_limit_mb);
+  bool running() const;
+  uint64_t memory_limit_mb() const;  // of the running worker
+  // The running worker's "ready" message.
+  const nlohmann::json& ready() const;
+  // Kills the worker and counts a restart.
+  void lose();
+  uint32_t restarts() const { return restarts_.load(); }
+
+  // One request, one reply (e.g. peaks) within the timeout. On failure the worker is lost.
+  Result<nlohmann::json> call(const nlohmann::json& request, const std::string& reply_op,
+                              double timeout_s);
+
+  // An evaluate request: fills out->workloads (one per name, in order) and adds to
+  // out->worker_restarts.
+  void evaluate(const nlohmann::json& request, const std::vector<std::string>& workloads,
+                const EvalSettings& settings, fb::CandidateEvaluatedT* out);
+
+ private:
+  void worker_lost(fb::CandidateEvaluatedT* out,
+                   std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
+                   const std::vector<std::string>& workloads, int current,
+                   const std::string& phase, const std::optional<nlohmann::json>& fatal,
+                   const Status& why, const EvalSettings& settings);
+
+  WorkerClientOptions options_;
+  std::unique_ptr<WorkerProcess> worker_;
+  std::atomic<uint32_t> restarts_{0};
+};
+
+// A result made up by the parent: name, status, error, and the method.
+std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,
+                                                       fb::WorkloadStatus status,
+                                                       std::string error,
+                                                       const std::string& method = "steady_clock");
+
+}  // namespace arc::eval

@@ -1,0 +1,140 @@
+// Every family of the shipped GPU problems (problems/gpu/) compiles with NVRTC for sm_90a at
+// its defaults and with each knob at its first and last value (the others at their defaults),
+// every kernel its launches name is in the cubin, and every reference compiles. A knob extreme
+// may be refused only by one of the family's own static_asserts (a declared constraint such as
+// "warp tile too large for THREADS", which agents then see as a COMPILE_ERROR naming it); the
+// defaults must compile. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cuda/nvrtc.h"
+#include "eval/problem.h"
+
+namespace arc::eval {
+namespace {
+
+// The source tree: $ARC_HOME where the tests run from a bundle, else the one they were built from.
+inline std::filesystem::path source_dir() {
+  const char* h = std::getenv("ARC_HOME");
+  return (h != nullptr && *h != '\0') ? std::filesystem::path(h) : std::filesystem::path(ARC_SOURCE_DIR);
+}
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> gpu_problems() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(source_dir() / "problems" / "gpu")) {
+    if (fs::exists(e.path() / "problem.toml")) out.push_back(e.path());
+  }
+  out.push_back(source_dir() / "tests" / "data" / "gpu" / "faults");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ShippedGpuFamilies : public ::testing::TestWithParam<fs::path> {};
+
+TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
+  auto problem = load_problem(GetParam());
+  ASSERT_TRUE(problem) << problem.status().to_string();
+  ASSERT_EQ(problem->backend, "cuda");
+  // A fresh cache: this checks the compiler, not an earlier run's files.
+  char tmpl[] = "/tmp/arc-families-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  cuda::CompilerOptions o;
+  o.cache_dir = tmpl;
+  o.include_root = source_dir();
+  cuda::Compiler compiler(o);
+
+  std::vector<cuda::Compiler::Job> jobs;
+  std::vector<std::string> what;
+  std::vector<std::set<std::string>> kernels;
+  std::vector<bool> is_default;
+  jobs.push_back({read(problem->reference), problem->reference.string(), {}});
+  what.push_back("reference");
+  std::set<std::string> ref_kernels;
+  for (const auto& l : problem->reference_launches) ref_kernels.insert(l.kernel);
+  kernels.push_back(ref_kernels);
+  is_default.push_back(true);
+  int families = 0;
+  for (const auto& f : problem->families) {
+    if (!f.library.empty()) continue;
+    ++families;
+    const std::string text = read(f.source);
+    std::set<std::string> names;
+    for (const auto& l : f.launches) names.insert(l.kernel);
+    std::vector<std::map<std::string, std::string>> settings;
+    std::map<std::string, std::string> defaults;
+    for (const auto& k : f.knobs) defaults[k.name] = k.default_value;
+    settings.push_back(defaults);
+    for (const auto& k : f.knobs) {
+      for (const std::string& v : {k.values.front(), k.values.back()}) {
+        if (v == k.default_value) continue;
+        auto s = defaults;
+        s[k.name] = v;
+        settings.push_back(s);
+      }
+    }
+    for (const auto& s : settings) {
+      std::string label = f.name + "{";
+      for (const auto& [k, v] : s) label += k + "=" + v + ",";
+      label += "}";
+      jobs.push_back({text, f.source.string(), s});
+      what.push_back(label);
+      kernels.push_back(names);
+      is_default.push_back(s == defaults);
+    }
+  }
+  EXPECT_GT(families, 0);
+  auto cubins = compiler.compile_all(jobs);
+  ASSERT_EQ(cubins.size(), jobs.size());
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    if (!cubins[i].ok && !is_default[i]) {
+      // Refused by a declared constraint only: every error line is a static assertion.
+      std::istringstream lines(cubins[i].error);
+      std::string line;
+      int errors = 0, asserts = 0;
+      while (std::getline(lines, line)) {
+        if (line.find("error:") == std::string::npos) continue;
+        ++errors;
+        if (line.find("static assertion failed with \"") != std::string::npos) ++asserts;
+      }
+      EXPECT_TRUE(errors > 0 && errors == asserts)
+          << problem->name << " " << what[i] << ": " << cubins[i].error;
+      std::printf("refused by the family's constraint: %s %s\n", problem->name.c_str(),
+                  what[i].c_str());
+      continue;
+    }
+    EXPECT_TRUE(cubins[i].ok) << problem->name << " " << what[i] << ": " << cubins[i].error;
+    if (!cubins[i].ok) continue;
+    std::set<std::string> have;
+    for (const auto& k : cubins[i].kernels) {
+      have.insert(k.name);
+      EXPECT_LE(k.registers, 255) << what[i] << " " << k.name;
+    }
+    for (const auto& want : kernels[i]) {
+      EXPECT_TRUE(have.count(want)) << problem->name << " " << what[i] << ": no kernel " << want
+                                    << " in the cubin (ptxas report:\n" << cubins[i].log << ")";
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(tmpl, ec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, ShippedGpuFamilies, ::testing::ValuesIn(gpu_problems()),
+                         [](const auto& info) { return info.param.filename().string(); });
+
+}  // namespace
+}  // namespace arc::eval
