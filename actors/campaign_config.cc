@@ -225,8 +225,9 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   if (!(s.timeout_s > 0)) {
     r.fail("evaluation.timeout_s", "a positive number of seconds", std::to_string(s.timeout_s));
   }
-  if (s.memory_limit_mb < 64) {
-    r.fail("evaluation.memory_limit_mb", "an integer >= 64", std::to_string(s.memory_limit_mb));
+  if (s.memory_limit_mb != 0 && s.memory_limit_mb < 64) {
+    r.fail("evaluation.memory_limit_mb", "0 (no limit) or an integer >= 64",
+           std::to_string(s.memory_limit_mb));
   }
 
   const toml::table* guard = r.table("guard", false);

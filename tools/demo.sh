@@ -6,6 +6,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/build.sh"
 build=${BUILD_DIR:-$root/build}
 campaign=$root/problems/host/softmax/campaign.toml
+# A GPU the driver can see: the bf16 softmax on the CUDA evaluator instead.
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  campaign=$root/problems/gpu/softmax_bf16/campaign.toml
+fi
 run_dir=$root/runs/demo-$(date +%Y%m%d-%H%M%S)
 "$build/tools/arcd" run "$campaign" --run-dir "$run_dir" "$@"
 "$build/tools/arc-replay" verify "$run_dir"

@@ -31,9 +31,7 @@ ARC_KERNEL scale(arc_args a) {
   if (i == 0) __trap();
   y[i] = 2.0f * x[i];
 #elif MODE == 3
-  volatile int spin = 1;
-  while (spin) {
-  }
+  for (;;) asm volatile("nanosleep.u32 1000;");  // a side effect every turn: never removed
 #elif MODE == 4
   y[i] = 2.001f * x[i];
 #elif MODE == 5
