@@ -127,10 +127,12 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
       failure = "workload " + config_.workloads[i] + ": no result";
     } else if (!(w->median_ns > 0) || !std::isfinite(w->median_ns)) {
       failure = "workload " + w->workload + ": no valid time";
-    } else if (w->sol_ns > 0 && w->median_ns < w->sol_ns) {
+    } else if (const double floor = w->sol_floor_ns > 0 ? w->sol_floor_ns : w->sol_ns;
+               floor > 0 && w->median_ns < floor) {
       std::ostringstream os;
       os << "workload " << w->workload << ": IMPOSSIBLE: median " << w->median_ns
          << " ns is below the SOL bound " << w->sol_ns << " ns";
+      if (floor != w->sol_ns) os << " x " << floor / w->sol_ns << " = " << floor << " ns";
       failure = os.str();
     }
   }

@@ -207,7 +207,7 @@ struct CudaEvaluator::Impl {
   fs::path peaks_cache_path() const {
     if (!info) return {};
     return cache_root / "cuda" /
-           ("peaks-" + info->uuid + "-driver" + std::to_string(info->driver_version) + ".json");
+           ("peaks-v2-" + info->uuid + "-driver" + std::to_string(info->driver_version) + ".json");
   }
 
   // Holding worker_mu.

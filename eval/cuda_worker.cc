@@ -912,6 +912,7 @@ class CudaWorker {
             {"min_ns", number(o.stats.min)},
             {"spread", number(o.stats.spread)},
             {"sol_ns", number(o.sol_ns)},
+            {"sol_floor_ns", number(o.sol_ns * sol_margin_)},
             {"method", "cuda_events"},
             {"max_abs_error", number(o.max_abs_error)},
             {"matched_ratio", number(o.matched_ratio)},
@@ -920,6 +921,7 @@ class CudaWorker {
   }
 
   json evaluate(const Request& req) {
+    sol_margin_ = req.sol_margin;
     json results = json::array();
     bool failed_any = false;
     std::string failed_name;
@@ -1016,42 +1018,50 @@ class CudaWorker {
     if (lt) {
       detail("library", lt_->version());
       for (const char* dtype : {"bf16", "f16", "f32"}) {
-        const int64_t size = std::string(dtype) == "f32" ? 4096 : 8192;
-        cuda::GemmProblem g{size, size, size, dtype, false};
-        auto plan = lt_->plan(g, cuda::LtConfig{}, size_t{64} << 20);
-        if (!plan) {
-          detail(std::string("gemm_") + dtype + "_error", plan.status().message());
-          continue;
-        }
-        const size_t eb = std::string(dtype) == "f32" ? 4 : 2;
-        const size_t bytes = static_cast<size_t>(size * size) * eb;
-        auto a = Buffer::allocate(bytes), b = Buffer::allocate(bytes), d = Buffer::allocate(bytes);
-        auto ws = Buffer::allocate(std::max<size_t>((*plan)->workspace_bytes(), 256));
-        if (!a || !b || !d || !ws) continue;
-        TensorDesc t;
-        t.dtype = dtype_code(dtype);
-        t.elements = size * size;
-        fill(a->get(), t, 1);
-        fill(b->get(), t, 2);
-        auto e0 = cuda::Event::create();
-        auto e1 = cuda::Event::create();
+        const bool f32 = std::string(dtype) == "f32";
         double best = 0;
-        // Warm-up at full clocks (about 0.3 s at 8192^3) before the timed trials.
-        for (int i = 0; i < 200; ++i) {
-          if (!lt_->run(**plan, a->ptr(), b->ptr(), nullptr, d->ptr(), ws->ptr(), stream_->get())) break;
-        }
-        cu().cuStreamSynchronize(stream_->get());
-        for (int trial = 0; trial < 22 && e0 && e1; ++trial) {
-          (*e0)->record(stream_->get());
-          Status st = lt_->run(**plan, a->ptr(), b->ptr(), nullptr, d->ptr(), ws->ptr(), stream_->get());
-          (*e1)->record(stream_->get());
-          if (!st || cu().cuStreamSynchronize(stream_->get()) != CUDA_SUCCESS) break;
-          auto ms = (*e1)->since(**e0);
-          if (ms && *ms > 0 && trial >= 2) best = std::max(best, 2.0 * size * size * static_cast<double>(size) / (*ms * 1e-3));
+        std::string best_plan;
+        // Several sizes: short GEMMs run at the boost clock, long ones settle under the power
+        // cap; the peak is the best either reaches.
+        for (int64_t size : f32 ? std::vector<int64_t>{2048, 4096} : std::vector<int64_t>{4096, 6144, 8192}) {
+          cuda::GemmProblem g{size, size, size, dtype, false};
+          auto plan = lt_->plan(g, cuda::LtConfig{}, size_t{64} << 20);
+          if (!plan) {
+            detail(std::string("gemm_") + dtype + "_error", plan.status().message());
+            continue;
+          }
+          const size_t bytes = static_cast<size_t>(size * size) * (f32 ? 4 : 2);
+          auto a = Buffer::allocate(bytes), b = Buffer::allocate(bytes), d = Buffer::allocate(bytes);
+          auto ws = Buffer::allocate(std::max<size_t>((*plan)->workspace_bytes(), 256));
+          if (!a || !b || !d || !ws) continue;
+          TensorDesc t;
+          t.dtype = dtype_code(dtype);
+          t.elements = size * size;
+          fill(a->get(), t, 1);
+          fill(b->get(), t, 2);
+          auto e0 = cuda::Event::create();
+          auto e1 = cuda::Event::create();
+          if (!e0 || !e1) continue;
+          for (int i = 0; i < 20; ++i) {  // warm-up: clocks up, plan and code paths loaded
+            if (!lt_->run(**plan, a->ptr(), b->ptr(), nullptr, d->ptr(), ws->ptr(), stream_->get())) break;
+          }
+          cu().cuStreamSynchronize(stream_->get());
+          for (int trial = 0; trial < 20; ++trial) {
+            (*e0)->record(stream_->get());
+            Status st = lt_->run(**plan, a->ptr(), b->ptr(), nullptr, d->ptr(), ws->ptr(), stream_->get());
+            (*e1)->record(stream_->get());
+            if (!st || cu().cuStreamSynchronize(stream_->get()) != CUDA_SUCCESS) break;
+            auto ms = (*e1)->since(**e0);
+            const double rate = ms && *ms > 0 ? 2.0 * size * size * static_cast<double>(size) / (*ms * 1e-3) : 0;
+            if (rate > best) {
+              best = rate;
+              best_plan = (*plan)->description() + ", " + std::to_string(size) + "^3";
+            }
+          }
         }
         flops[dtype] = best;
         detail(std::string("gemm_") + dtype + "_flops_per_s", fmt_g(best, 6));
-        detail(std::string("gemm_") + dtype + "_plan", (*plan)->description() + ", " + std::to_string(size) + "^3");
+        detail(std::string("gemm_") + dtype + "_plan", best_plan);
       }
     } else {
       detail("library_error", lt.message());
@@ -1065,8 +1075,9 @@ class CudaWorker {
              "measured on the device after a warm-up at full clocks: copy bandwidth = the best "
              "timed run (CUDA events) of cuMemcpyDtoDAsync and of a 16-byte copy kernel (2-16 "
              "blocks per SM, 256-1024 threads) over 1 GiB, bytes read + written; GEMM = the best "
-             "of 20 timed cuBLASLt matmuls with the default heuristic, bf16 and f16 at 8192^3 and "
-             "f32 at 4096^3, fp32 accumulation, 2 m n k flops"},
+             "of 20 timed cuBLASLt matmuls (after 20 untimed) with the default heuristic at each "
+             "of 4096^3, 6144^3 and 8192^3 (bf16, f16) or 2048^3 and 4096^3 (f32), fp32 "
+             "accumulation, 2 m n k flops"},
             {"details", details}};
   }
 
@@ -1084,6 +1095,7 @@ class CudaWorker {
   std::unique_ptr<cuda::Lt> lt_;
   std::map<std::string, std::unique_ptr<cuda::LtPlan>> plans_;
   bool tainted_ = false;
+  double sol_margin_ = 0.5;
 };
 
 }  // namespace

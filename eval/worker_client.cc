@@ -166,6 +166,7 @@ std::unique_ptr<fb::WorkloadEvaluationT> workload_from_json(const json& j) {
   w->max_abs_error = number(j, "max_abs_error", 0.0);
   w->matched_ratio = number(j, "matched_ratio", 0.0);
   w->rounds = j.value("rounds", 0u);
+  w->sol_floor_ns = number(j, "sol_floor_ns", 0.0);
   if (auto it = j.find("details"); it != j.end() && it->is_array()) {
     for (const json& kv : *it) {
       auto d = std::make_unique<fb::KeyValueT>();

@@ -327,7 +327,8 @@ json json_payload(const fb::PayloadUnion& p) {
                              {"max_abs_error", jnum(w->max_abs_error)},
                              {"matched_ratio", jnum(w->matched_ratio)},
                              {"rounds", w->rounds},
-                             {"details", jkv(w->details)}});
+                             {"details", jkv(w->details)},
+                             {"sol_floor_ns", jnum(w->sol_floor_ns)}});
       }
       return {{"candidate_hash", x.candidate_hash},
               {"workloads", workloads},
