@@ -26,7 +26,7 @@ def main():
     root, out, problems = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
     speedups, device = {}, "?"
     header = (f"{'problem':<20} {'workload':<26} {'baseline':>11} {'best':>11} {'speedup':>8} "
-              f"{'achieved':>14} {'SOL frac':>8}  best variant")
+              f"{'achieved':>14} {'SOL frac':>8}")
     print(header)
     print("-" * len(header))
     for p in problems:
