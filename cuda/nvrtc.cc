@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <semaphore>
 #include <sstream>
 #include <thread>
 
@@ -95,27 +96,6 @@ fs::path find_include_root(const fs::path& given) {
   return ARC_SOURCE_DIR;
 }
 
-class Slots {
- public:
-  explicit Slots(unsigned n) : free_(n) {}
-  void acquire() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return free_ > 0; });
-    --free_;
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      ++free_;
-    }
-    cv_.notify_one();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  unsigned free_;
-};
 
 int int_before(std::string_view line, std::string_view word) {
   size_t at = line.find(word);
@@ -198,13 +178,14 @@ struct Compiler::Impl {
   std::string abi;  // arc_cuda.h
   std::string abi_error;
   std::string toolchain;
-  Slots slots;
+  std::counting_semaphore<> slots;  // compilers running at once, over every caller
 
   explicit Impl(CompilerOptions o)
       : options(std::move(o)),
         include_root(find_include_root(options.include_root)),
         toolkit_include(toolkit_include_dir()),
-        slots(options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency())) {
+        slots(static_cast<std::ptrdiff_t>(
+            options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency()))) {
     if (!read_file(include_root / "cuda" / "include" / "arc_cuda.h", &abi)) {
       abi_error = "cannot read the kernel ABI " +
                   (include_root / "cuda" / "include" / "arc_cuda.h").string() +

@@ -23,18 +23,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-fs::path default_worker() {
-  if (const char* v = std::getenv("ARC_EVAL"); v != nullptr && *v != '\0') return v;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "arc-eval";
-  fs::path dir = exe.parent_path();
-  for (const fs::path& p :
-       {dir / "arc-eval", dir / ".." / "tools" / "arc-eval", dir / ".." / "bin" / "arc-eval"}) {
-    if (fs::exists(p, ec)) return p.lexically_normal();
-  }
-  return dir / "arc-eval";
-}
 
 int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -101,21 +89,10 @@ struct CudaEvaluator::Impl {
     co.jobs = options.compile_jobs;
     compiler = std::make_unique<cuda::Compiler>(co);
     device = "cuda: " + (info ? info->describe() : no_device) + ", " + compiler->toolchain();
-    fs::path worker = options.worker_path.empty() ? default_worker() : options.worker_path;
+    fs::path worker = options.worker_path.empty() ? default_worker_path() : options.worker_path;
     client = std::make_unique<WorkerClient>(WorkerClientOptions{
         worker, {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
         options.worker_start_timeout_s, "cuda_events"});
-  }
-
-  std::vector<Variant> distinct_variants(const Candidate& c) const {
-    std::vector<Variant> out = {c.base};
-    std::set<std::string> seen = {c.base.key()};
-    auto add = [&](const Variant& v) {
-      if (seen.insert(v.key()).second) out.push_back(v);
-    };
-    for (const auto& w : problem.workloads) add(c.variant_for(w.name));
-    for (const auto& [name, v] : c.gates) add(v);
-    return out;
   }
 
   // The family's defaults overridden by the variant's knobs.
@@ -131,7 +108,7 @@ struct CudaEvaluator::Impl {
     out.candidate_hash = hash;
     out.toolchain = compiler->toolchain();
     out.ok = true;
-    std::vector<Variant> variants = distinct_variants(c);
+    std::vector<Variant> variants = distinct_variants(c, problem.workloads);
     std::vector<cuda::Compiler::Job> jobs;
     std::vector<int> job_of(variants.size(), -1);
     std::vector<std::string> early_error(variants.size());
@@ -496,14 +473,7 @@ fb::CompileFinishedT CudaEvaluator::compile(const Candidate& c, const std::strin
   try {
     return impl_->compile(c, hash);
   } catch (const std::exception& e) {
-    fb::CompileFinishedT out;
-    out.candidate_hash = hash;
-    out.ok = false;
-    auto v = std::make_unique<fb::CompiledVariantT>();
-    v->variant = c.base.key();
-    v->error = std::string("internal error while compiling: ") + e.what();
-    out.variants.push_back(std::move(v));
-    return out;
+    return compile_failure(c, hash, std::string("internal error while compiling: ") + e.what());
   }
 }
 

@@ -38,11 +38,6 @@ std::string fmt_g(double v, int digits = 3) {
   return buf;
 }
 
-json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
 
 int dtype_code(const std::string& d) {
   if (d == "f32") return cuda::kF32;
@@ -106,12 +101,8 @@ struct WorkloadJob {
   std::vector<LaunchDesc> reference_launches;
 };
 
-struct Request {
-  uint64_t input_seed = 0;
-  uint32_t rounds = 5, warmup = 10, repetitions = 50, buffer_sets = 3;
-  bool flush_cache = true;
-  double atol = 0, rtol = 0, matched_ratio = 1;
-  double peak_bandwidth = 0, peak_flops = 0, sol_margin = 0.5;
+struct Request : EvaluateSettings {
+  double sol_margin = 0.5;
   std::vector<WorkloadJob> workloads;
 };
 
@@ -146,18 +137,7 @@ TensorDesc parse_tensor(const json& t) {
 
 Request parse_request(const json& j) {
   Request r;
-  r.input_seed = j.at("input_seed").get<uint64_t>();
-  r.rounds = j.value("rounds", r.rounds);
-  r.warmup = j.value("warmup", r.warmup);
-  r.repetitions = j.value("repetitions", r.repetitions);
-  r.buffer_sets = std::max<uint32_t>(1, j.value("buffer_sets", r.buffer_sets));
-  r.flush_cache = j.value("flush_cache", r.flush_cache);
-  const json& tol = j.at("tolerance");
-  r.atol = tol.at("atol").get<double>();
-  r.rtol = tol.at("rtol").get<double>();
-  r.matched_ratio = tol.at("matched_ratio").get<double>();
-  r.peak_bandwidth = j.value("peak_bandwidth_bytes_per_s", 0.0);
-  r.peak_flops = j.value("peak_flops_per_s", 0.0);
+  static_cast<EvaluateSettings&>(r) = parse_evaluate_settings(j);
   r.sol_margin = j.value("sol_margin", r.sol_margin);
   for (const json& w : j.at("workloads")) {
     WorkloadJob job;
@@ -906,16 +886,16 @@ class CudaWorker {
             {"status", o.status},
             {"error", o.error},
             {"samples_ns", o.samples},
-            {"median_ns", number(o.stats.median)},
-            {"p25_ns", number(o.stats.p25)},
-            {"p75_ns", number(o.stats.p75)},
-            {"min_ns", number(o.stats.min)},
-            {"spread", number(o.stats.spread)},
-            {"sol_ns", number(o.sol_ns)},
-            {"sol_floor_ns", number(o.sol_ns * sol_margin_)},
+            {"median_ns", json_number(o.stats.median)},
+            {"p25_ns", json_number(o.stats.p25)},
+            {"p75_ns", json_number(o.stats.p75)},
+            {"min_ns", json_number(o.stats.min)},
+            {"spread", json_number(o.stats.spread)},
+            {"sol_ns", json_number(o.sol_ns)},
+            {"sol_floor_ns", json_number(o.sol_ns * sol_margin_)},
             {"method", "cuda_events"},
-            {"max_abs_error", number(o.max_abs_error)},
-            {"matched_ratio", number(o.matched_ratio)},
+            {"max_abs_error", json_number(o.max_abs_error)},
+            {"matched_ratio", json_number(o.matched_ratio)},
             {"rounds", o.rounds},
             {"details", details}};
   }

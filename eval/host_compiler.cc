@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <semaphore>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -94,38 +95,16 @@ std::string join_names(const std::vector<std::string>& names) {
   return s.empty() ? "none" : s;
 }
 
-// Counts compilers running at once over every caller of one HostCompiler.
-class Slots {
- public:
-  explicit Slots(unsigned n) : free_(n) {}
-  void acquire() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return free_ > 0; });
-    --free_;
-  }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      ++free_;
-    }
-    cv_.notify_one();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  unsigned free_;
-};
 
 class SlotGuard {
  public:
-  explicit SlotGuard(Slots& s) : s_(s) { s_.acquire(); }
+  explicit SlotGuard(std::counting_semaphore<>& s) : s_(s) { s_.acquire(); }
   ~SlotGuard() { s_.release(); }
   SlotGuard(const SlotGuard&) = delete;
   SlotGuard& operator=(const SlotGuard&) = delete;
 
  private:
-  Slots& s_;
+  std::counting_semaphore<>& s_;
 };
 
 CompiledObject failure(std::string error) {
@@ -142,7 +121,7 @@ struct HostCompiler::Impl {
   std::string version;
   std::string abi;        // eval/host_abi.h bytes: part of every key
   std::string abi_error;  // why the ABI header could not be read
-  Slots slots;
+  std::counting_semaphore<> slots;  // compilers running at once, over every caller
   std::mutex locks_mu;
   std::map<std::string, std::shared_ptr<std::mutex>> key_locks;
   std::mutex memo_mu;
@@ -150,8 +129,8 @@ struct HostCompiler::Impl {
 
   explicit Impl(HostCompilerOptions o)
       : options(std::move(o)),
-        slots(options.jobs != 0 ? options.jobs
-                                : std::max(1u, std::thread::hardware_concurrency())) {
+        slots(static_cast<std::ptrdiff_t>(
+            options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency()))) {
     include_root = options.include_root;
     if (include_root.empty()) {
       const char* home = std::getenv("ARC_HOME");

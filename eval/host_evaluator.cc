@@ -43,18 +43,6 @@ fs::path default_host_cache_dir() {
   return root / "host";
 }
 
-fs::path default_worker_path() {
-  if (const char* v = std::getenv("ARC_EVAL"); v != nullptr && *v != '\0') return v;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "arc-eval";
-  fs::path dir = exe.parent_path();
-  for (const fs::path& p :
-       {dir / "arc-eval", dir / ".." / "tools" / "arc-eval", dir / ".." / "bin" / "arc-eval"}) {
-    if (fs::exists(p, ec)) return p.lexically_normal();
-  }
-  return dir / "arc-eval";  // absent: starting the worker will say so with this path
-}
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -147,22 +135,11 @@ struct HostEvaluator::Impl {
     return p;
   }
 
-  std::vector<Variant> distinct_variants(const Candidate& c) const {
-    std::vector<Variant> out = {c.base};
-    std::set<std::string> seen = {c.base.key()};
-    auto add = [&](const Variant& v) {
-      if (seen.insert(v.key()).second) out.push_back(v);
-    };
-    for (const auto& w : problem.workloads) add(c.variant_for(w.name));
-    for (const auto& [name, v] : c.gates) add(v);  // gates naming no workload still must build
-    return out;
-  }
-
   fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) {
     fb::CompileFinishedT out;
     out.candidate_hash = hash;
     out.toolchain = compiler.compiler_version();
-    std::vector<Variant> variants = distinct_variants(c);
+    std::vector<Variant> variants = distinct_variants(c, problem.workloads);
     std::vector<CompiledObject> objects = compiler.compile_variants(problem, variants);
     out.ok = true;
     for (size_t i = 0; i < variants.size(); ++i) {
@@ -339,14 +316,7 @@ fb::CompileFinishedT HostEvaluator::compile(const Candidate& c, const std::strin
   try {
     return impl_->compile(c, hash);
   } catch (const std::exception& e) {
-    fb::CompileFinishedT out;
-    out.candidate_hash = hash;
-    out.ok = false;
-    auto v = std::make_unique<fb::CompiledVariantT>();
-    v->variant = c.base.key();
-    v->error = std::string("internal error while compiling: ") + e.what();
-    out.variants.push_back(std::move(v));
-    return out;
+    return compile_failure(c, hash, std::string("internal error while compiling: ") + e.what());
   }
 }
 

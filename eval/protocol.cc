@@ -166,6 +166,29 @@ Status write_message(int fd, const nlohmann::json& message, Deadline deadline) {
   return write_frame(fd, text, deadline);
 }
 
+EvaluateSettings parse_evaluate_settings(const nlohmann::json& j) {
+  EvaluateSettings r;
+  r.input_seed = j.at("input_seed").get<uint64_t>();
+  r.rounds = j.value("rounds", r.rounds);
+  r.warmup = j.value("warmup", r.warmup);
+  r.repetitions = j.value("repetitions", r.repetitions);
+  r.buffer_sets = std::max<uint32_t>(1, j.value("buffer_sets", r.buffer_sets));
+  r.flush_cache = j.value("flush_cache", r.flush_cache);
+  const nlohmann::json& tol = j.at("tolerance");
+  r.atol = tol.at("atol").get<double>();
+  r.rtol = tol.at("rtol").get<double>();
+  r.matched_ratio = tol.at("matched_ratio").get<double>();
+  r.peak_bandwidth = j.value("peak_bandwidth_bytes_per_s", 0.0);
+  r.peak_flops = j.value("peak_flops_per_s", 0.0);
+  return r;
+}
+
+nlohmann::json json_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
 Result<nlohmann::json> read_message(int fd, Deadline deadline) {
   auto frame = read_frame(fd, deadline);
   if (!frame) return frame.status();

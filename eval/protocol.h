@@ -33,6 +33,20 @@ Status write_frame(int fd, std::string_view payload, Deadline deadline = kNoDead
 Result<std::string> read_frame(int fd, Deadline deadline = kNoDeadline);
 
 Status write_message(int fd, const nlohmann::json& message, Deadline deadline = kNoDeadline);
+
+// What every "evaluate" request carries, host or cuda (eval/worker.h).
+struct EvaluateSettings {
+  uint64_t input_seed = 0;
+  uint32_t rounds = 5, warmup = 10, repetitions = 50, buffer_sets = 3;
+  bool flush_cache = true;
+  double atol = 1e-5, rtol = 1e-4, matched_ratio = 1.0;
+  double peak_bandwidth = 0, peak_flops = 0;  // 0: no SOL check
+};
+// Throws nlohmann::json::exception on a malformed request.
+EvaluateSettings parse_evaluate_settings(const nlohmann::json& j);
+
+// JSON has no Inf or NaN: those travel as the strings "inf", "-inf" and "nan".
+nlohmann::json json_number(double v);
 Result<nlohmann::json> read_message(int fd, Deadline deadline = kNoDeadline);
 
 }  // namespace arc::eval

@@ -200,30 +200,14 @@ struct WorkloadJob {
   std::vector<TensorDesc> inputs, outputs;
 };
 
-struct Request {
-  uint64_t input_seed = 0;
-  uint32_t rounds = 5, warmup = 10, repetitions = 50, buffer_sets = 3;
-  bool flush_cache = true;
-  double atol = 1e-5, rtol = 1e-4, matched_ratio = 1.0;
-  double peak_bandwidth = 0, peak_flops = 0;
+struct Request : EvaluateSettings {
   std::string reference;
   std::vector<WorkloadJob> workloads;
 };
 
 Request parse_request(const json& j) {  // throws json::exception on a malformed request
   Request r;
-  r.input_seed = j.at("input_seed").get<uint64_t>();
-  r.rounds = j.value("rounds", r.rounds);
-  r.warmup = j.value("warmup", r.warmup);
-  r.repetitions = j.value("repetitions", r.repetitions);
-  r.buffer_sets = std::max<uint32_t>(1, j.value("buffer_sets", r.buffer_sets));
-  r.flush_cache = j.value("flush_cache", r.flush_cache);
-  const json& tol = j.at("tolerance");
-  r.atol = tol.at("atol").get<double>();
-  r.rtol = tol.at("rtol").get<double>();
-  r.matched_ratio = tol.at("matched_ratio").get<double>();
-  r.peak_bandwidth = j.value("peak_bandwidth_bytes_per_s", 0.0);
-  r.peak_flops = j.value("peak_flops_per_s", 0.0);
+  static_cast<EvaluateSettings&>(r) = parse_evaluate_settings(j);
   r.reference = j.at("reference").get<std::string>();
   for (const json& w : j.at("workloads")) {
     WorkloadJob job;
@@ -495,27 +479,21 @@ struct Outcome {
   uint32_t rounds = 0;
 };
 
-// JSON has no Inf or NaN: those travel as the strings "inf", "-inf" and "nan".
-json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
 
 json outcome_json(const std::string& workload, const Outcome& o) {
   return {{"workload", workload},
           {"status", o.status},
           {"error", o.error},
           {"samples_ns", o.samples},
-          {"median_ns", number(o.stats.median)},
-          {"p25_ns", number(o.stats.p25)},
-          {"p75_ns", number(o.stats.p75)},
-          {"min_ns", number(o.stats.min)},
-          {"spread", number(o.stats.spread)},
-          {"sol_ns", number(o.sol_ns)},
+          {"median_ns", json_number(o.stats.median)},
+          {"p25_ns", json_number(o.stats.p25)},
+          {"p75_ns", json_number(o.stats.p75)},
+          {"min_ns", json_number(o.stats.min)},
+          {"spread", json_number(o.stats.spread)},
+          {"sol_ns", json_number(o.sol_ns)},
           {"method", "steady_clock"},
-          {"max_abs_error", number(o.max_abs_error)},
-          {"matched_ratio", number(o.matched_ratio)},
+          {"max_abs_error", json_number(o.max_abs_error)},
+          {"matched_ratio", json_number(o.matched_ratio)},
           {"rounds", o.rounds}};
 }
 

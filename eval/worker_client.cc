@@ -1,6 +1,8 @@
 #include "eval/worker_client.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <set>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -190,6 +192,42 @@ std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,
   w->error = std::move(error);
   w->method = method;
   return w;
+}
+
+fs::path default_worker_path() {
+  if (const char* v = std::getenv("ARC_EVAL"); v != nullptr && *v != '\0') return v;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "arc-eval";
+  fs::path dir = exe.parent_path();
+  for (const fs::path& p :
+       {dir / "arc-eval", dir / ".." / "tools" / "arc-eval", dir / ".." / "bin" / "arc-eval"}) {
+    if (fs::exists(p, ec)) return p.lexically_normal();
+  }
+  return dir / "arc-eval";  // absent: starting the worker will say so with this path
+}
+
+std::vector<Variant> distinct_variants(const Candidate& c, const std::vector<Workload>& workloads) {
+  std::vector<Variant> out = {c.base};
+  std::set<std::string> seen = {c.base.key()};
+  auto add = [&](const Variant& v) {
+    if (seen.insert(v.key()).second) out.push_back(v);
+  };
+  for (const auto& w : workloads) add(c.variant_for(w.name));
+  for (const auto& [name, v] : c.gates) add(v);
+  return out;
+}
+
+fb::CompileFinishedT compile_failure(const Candidate& c, const std::string& hash,
+                                     const std::string& error) {
+  fb::CompileFinishedT out;
+  out.candidate_hash = hash;
+  out.ok = false;
+  auto v = std::make_unique<fb::CompiledVariantT>();
+  v->variant = c.base.key();
+  v->error = error;
+  out.variants.push_back(std::move(v));
+  return out;
 }
 
 WorkerClient::WorkerClient(WorkerClientOptions options) : options_(std::move(options)) {}

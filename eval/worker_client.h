@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/evaluator.h"
+#include "eval/problem.h"
 
 namespace arc::eval {
 
@@ -65,6 +66,18 @@ class WorkerClient {
   std::unique_ptr<WorkerProcess> worker_;
   std::atomic<uint32_t> restarts_{0};
 };
+
+// The worker binary: $ARC_EVAL, else arc-eval next to the running executable
+// (/proc/self/exe), else ../tools/arc-eval and ../bin/arc-eval from there.
+std::filesystem::path default_worker_path();
+
+// A candidate's distinct variants: the base, then each workload's in problem order, then gates
+// naming no workload (they still must build).
+std::vector<Variant> distinct_variants(const Candidate& c, const std::vector<Workload>& workloads);
+
+// The compile result of a candidate whose compilation threw: not ok, the error on its base.
+fb::CompileFinishedT compile_failure(const Candidate& c, const std::string& hash,
+                                     const std::string& error);
 
 // A result made up by the parent: name, status, error, and the method.
 std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,

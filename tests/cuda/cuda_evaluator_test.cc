@@ -3,6 +3,8 @@
 // cost only the worker; wrong, partial, NaN, stale and input-writing kernels are caught; the
 // shipped problems' seeds (cuBLASLt included) pass. Skips, saying why, without a GPU.
 #include <gtest/gtest.h>
+
+#include "tests/cuda/paths.h"
 #include <gmock/gmock.h>
 
 #include <cstdlib>
@@ -14,11 +16,7 @@
 namespace arc::eval {
 namespace {
 
-// The source tree: $ARC_HOME where the tests run from a bundle, else the one they were built from.
-inline std::filesystem::path source_dir() {
-  const char* h = std::getenv("ARC_HOME");
-  return (h != nullptr && *h != '\0') ? std::filesystem::path(h) : std::filesystem::path(ARC_SOURCE_DIR);
-}
+using arc::test_paths::source_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;

@@ -6,6 +6,8 @@
 // defaults must compile. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "tests/cuda/paths.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,11 +21,7 @@
 namespace arc::eval {
 namespace {
 
-// The source tree: $ARC_HOME where the tests run from a bundle, else the one they were built from.
-inline std::filesystem::path source_dir() {
-  const char* h = std::getenv("ARC_HOME");
-  return (h != nullptr && *h != '\0') ? std::filesystem::path(h) : std::filesystem::path(ARC_SOURCE_DIR);
-}
+using arc::test_paths::source_dir;
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,7 @@
 // NVRTC compilation without a GPU: options, the cache, resources from ptxas, errors.
 #include <gtest/gtest.h>
+
+#include "tests/cuda/paths.h"
 #include <gmock/gmock.h>
 
 #include <cstdlib>
@@ -11,11 +13,7 @@
 namespace arc::cuda {
 namespace {
 
-// The source tree: $ARC_HOME where the tests run from a bundle, else the one they were built from.
-inline std::filesystem::path source_dir() {
-  const char* h = std::getenv("ARC_HOME");
-  return (h != nullptr && *h != '\0') ? std::filesystem::path(h) : std::filesystem::path(ARC_SOURCE_DIR);
-}
+using arc::test_paths::source_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
