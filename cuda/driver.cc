@@ -1,6 +1,7 @@
 #include "cuda/driver.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include <dlfcn.h>
@@ -17,6 +18,7 @@ struct Loaded {
 };
 
 Loaded load() {
+  disable_driver_compute_cache();
   Loaded l;
   void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
@@ -57,6 +59,11 @@ const Loaded& loaded() {
 const Driver& api() { return loaded().api; }
 
 }  // namespace
+
+void disable_driver_compute_cache() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
+}
 
 Result<const Driver*> driver() {
   const Loaded& l = loaded();

@@ -67,6 +67,12 @@ struct Driver {
 // when there is no driver, a symbol is missing, or cuInit fails (no device).
 Result<const Driver*> driver();
 
+// Turns the driver's compute cache (~/.nv/ComputeCache) off for this process, once, before
+// cuInit. Where a driver is installed, NVRTC answers a program it compiled before from that
+// cache and then leaves ptxas's report (registers, spills, shared memory) out of its log;
+// KernelArc keeps its own cache of cubins and never JIT-compiles PTX, so nothing is lost.
+void disable_driver_compute_cache();
+
 // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
 std::string describe(CUresult r);
 // OK, or kUnavailable "<call> failed: <describe(r)>".

@@ -1,5 +1,7 @@
 #include "cuda/nvrtc.h"
 
+#include "cuda/driver.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -309,7 +311,10 @@ struct Compiler::Impl {
   }
 };
 
-Compiler::Compiler(CompilerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Compiler::Compiler(CompilerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  disable_driver_compute_cache();
+}
 Compiler::~Compiler() = default;
 
 const std::string& Compiler::toolchain() const { return impl_->toolchain; }
