@@ -57,6 +57,7 @@ void ProgressPrinter::on_event(const events::Event& e) {
         std::fprintf(out_, "[%3u/%3u] %-10s %-12s %-6s %6.3fx  best %6.3fx  %s%s\n", decided_,
                      budget_, p->agent.c_str(), r.skill.c_str(), verdict, p->score, best_,
                      moves_[p->candidate_hash].c_str(), why.c_str());
+        std::fflush(out_);  // a line per decision, live through pipes and `tee` too
       }
       break;
     }
