@@ -1,0 +1,204 @@
+// L2-flush probe: skinny bf16 GEMM y[m,n] = x[m,k] w[n,k]^T timed like the worker, under several L2
+// flush methods, beside cuBLASLt's default plan and a plain read of w. tools/probes/flush_probe.sh
+// builds and runs it; it answers whether the worker's flush (a memset over 2 x L2, which
+// leaves the L2 full of dirty lines) charges a read-bound kernel for write-backs.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "splitk.cu"  // the gemm_bf16 problem's skinny family, knobs as -D defines
+
+#define CK(x)                                                                   \
+  do {                                                                          \
+    cudaError_t e_ = (x);                                                       \
+    if (e_ != cudaSuccess) {                                                    \
+      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+#define CL(x)                                                                   \
+  do {                                                                          \
+    cublasStatus_t s_ = (x);                                                    \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                          \
+      std::printf("%s:%d %s: %d\n", __FILE__, __LINE__, #x, int(s_));           \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+__global__ void read_flush(const uint4* p, size_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) sink[0] = acc;
+}
+
+__global__ void read_only(const uint4* p, size_t n, unsigned* sink) {
+  unsigned acc = 0;
+#pragma unroll 4
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + i));
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) sink[0] = acc;
+}
+
+static unsigned short f2bf(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<unsigned short>(u >> 16);
+}
+static float bf2f(unsigned short h) {
+  unsigned u = unsigned(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+int main(int argc, char** argv) {
+  const int m = argc > 1 ? std::atoi(argv[1]) : 16;
+  const int n = argc > 2 ? std::atoi(argv[2]) : 4096;
+  const int k = argc > 3 ? std::atoi(argv[3]) : 4096;
+  const int reps = 50, warm = 10;
+  int l2 = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  std::vector<unsigned short> hx(size_t(m) * k), hw(size_t(n) * k);
+  srand(1);
+  for (auto& v : hx) v = f2bf(rand() / float(RAND_MAX) * 2 - 1);
+  for (auto& v : hw) v = f2bf((rand() / float(RAND_MAX) * 2 - 1) / 16);
+  const int sets = 2;
+  void *x[sets], *w[sets], *y[sets];
+  for (int s = 0; s < sets; ++s) {
+    CK(cudaMalloc(&x[s], hx.size() * 2));
+    CK(cudaMalloc(&w[s], hw.size() * 2));
+    CK(cudaMalloc(&y[s], size_t(m) * n * 2));
+    CK(cudaMemcpy(x[s], hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(w[s], hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  }
+  size_t fbytes = size_t(2) * l2;
+  void *fl1, *fl2;
+  unsigned* sink;
+  CK(cudaMalloc(&fl1, fbytes));
+  CK(cudaMalloc(&fl2, fbytes));
+  CK(cudaMemset(fl2, 1, fbytes));
+  CK(cudaMalloc(&sink, 64));
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+
+  // cuBLASLt default heuristic plan, as the worker makes it.
+  cublasLtHandle_t lt;
+  CL(cublasLtCreate(&lt));
+  cublasLtMatmulDesc_t desc;
+  CL(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CL(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CL(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  cublasLtMatrixLayout_t la, lb, lc;
+  CL(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k));
+  CL(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
+  CL(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
+  cublasLtMatmulPreference_t pref;
+  CL(cublasLtMatmulPreferenceCreate(&pref));
+  uint64_t wsb = uint64_t(64) << 20;
+  CL(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
+  cublasLtMatmulHeuristicResult_t res[8];
+  int got = 0;
+  CL(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 8, res, &got));
+  void* ws;
+  CK(cudaMalloc(&ws, wsb));
+  float alpha = 1, beta = 0;
+
+  std::vector<double> ref(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int kk = 0; kk < k; ++kk) acc += double(bf2f(hx[size_t(i) * k + kk])) * bf2f(hw[size_t(j) * k + kk]);
+      ref[size_t(i) * n + j] = acc;
+    }
+
+  auto family = [&](int s) {
+    arc_args a{};
+    a.in[0] = x[s];
+    a.in[1] = w[s];
+    a.out[0] = y[s];
+    a.axes[0] = m;
+    a.axes[1] = n;
+    a.axes[2] = k;
+    a.n_in = 2;
+    a.n_out = 1;
+    a.n_axes = 3;
+    skinny_direct<<<(n + TILE_N - 1) / TILE_N, THREADS, (THREADS / 32 * 16 * (TILE_N + 4) + 16 * TILE_N) * 4, st>>>(a);
+  };
+  auto lib = [&](int s) {
+    CL(cublasLtMatmul(lt, desc, &alpha, w[s], la, x[s], lb, &beta, y[s], lc, y[s], lc, &res[0].algo, ws,
+                      res[0].workspaceSize, st));
+  };
+  auto readw = [&](int s) {
+    read_only<<<sms * 8, 512, 0, st>>>(static_cast<const uint4*>(w[s]), size_t(n) * k * 2 / 16, sink);
+  };
+  auto check = [&](const char* name) {
+    std::vector<unsigned short> hy(size_t(m) * n);
+    CK(cudaMemcpy(hy.data(), y[0], hy.size() * 2, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (size_t i = 0; i < hy.size(); ++i)
+      worst = std::max(worst, std::abs(bf2f(hy[i]) - ref[i]) / (0.01 + 0.016 * std::abs(ref[i])));
+    std::printf("  check %-10s worst error / tolerance = %.3f %s\n", name, worst, worst <= 1 ? "ok" : "FAIL");
+  };
+  const char* flush_names[] = {"none", "memset", "read", "memset+read"};
+  auto flush = [&](int mode) {
+    if (mode == 1 || mode == 3) CK(cudaMemsetAsync(fl1, mode, fbytes, st));
+    if (mode == 2 || mode == 3) read_flush<<<sms * 4, 512, 0, st>>>(static_cast<const uint4*>(fl2), fbytes / 16, sink);
+  };
+  auto time = [&](auto&& fn, int mode) {
+    std::vector<cudaEvent_t> a(reps), b(reps);
+    for (int i = 0; i < reps; ++i) {
+      CK(cudaEventCreate(&a[i]));
+      CK(cudaEventCreate(&b[i]));
+    }
+    for (int i = 0; i < warm; ++i) {
+      flush(mode);
+      fn(i % sets);
+    }
+    for (int i = 0; i < reps; ++i) {
+      flush(mode);
+      CK(cudaEventRecord(a[i], st));
+      fn(i % sets);
+      CK(cudaEventRecord(b[i], st));
+    }
+    CK(cudaStreamSynchronize(st));
+    CK(cudaGetLastError());
+    std::vector<float> t(reps);
+    for (int i = 0; i < reps; ++i) CK(cudaEventElapsedTime(&t[i], a[i], b[i]));
+    std::sort(t.begin(), t.end());
+    return double(t[reps / 2]) * 1000;
+  };
+  CK(cudaMemset(y[0], 0xff, size_t(m) * n * 2));
+  lib(0);
+  CK(cudaStreamSynchronize(st));
+  check("cublaslt");
+  CK(cudaMemset(y[0], 0xff, size_t(m) * n * 2));
+  family(0);
+  CK(cudaStreamSynchronize(st));
+  CK(cudaGetLastError());
+  check(FAMILY_NAME);
+  std::printf("m=%d n=%d k=%d  L2 %d MB  W %.1f MiB  (%s)\n", m, n, k, l2 >> 20, double(n) * k * 2 / (1 << 20),
+              FAMILY_NAME);
+  std::printf("%-12s %10s %10s %10s %8s\n", "flush", "cublaslt", FAMILY_NAME, "read W", "ratio");
+  for (int mode = 0; mode < 4; ++mode) {
+    double tl = time(lib, mode), tf = time(family, mode), tr = time(readw, mode);
+    std::printf("%-12s %8.2fus %8.2fus %8.2fus %7.3fx\n", flush_names[mode], tl, tf, tr, tl / tf);
+  }
+  return 0;
+}
