@@ -1058,10 +1058,15 @@ int run_worker(const WorkerOptions& options) {
   }
   rlimit core{0, 0};
   ::setrlimit(RLIMIT_CORE, &core);  // a crashing candidate must not write core files
-  if (options.memory_limit_mb > 0) {
+  uint64_t memory_limit_mb = options.memory_limit_mb;
+  // AddressSanitizer reserves terabytes of shadow address space at start: under an
+  // address-space limit every later allocation would fail, so a sanitizer build runs its
+  // workers without one (and its out-of-memory tests skip, saying so).
+  if (kAddressSanitizer) memory_limit_mb = 0;
+  if (memory_limit_mb > 0) {
     rlimit cur{};
     ::getrlimit(RLIMIT_AS, &cur);
-    rlim_t want = static_cast<rlim_t>(options.memory_limit_mb) << 20;
+    rlim_t want = static_cast<rlim_t>(memory_limit_mb) << 20;
     // Hard limit too: a candidate must not be able to raise its own ceiling.
     if (cur.rlim_max != RLIM_INFINITY) want = std::min(want, cur.rlim_max);
     rlimit lim{want, want};
@@ -1076,7 +1081,7 @@ int run_worker(const WorkerOptions& options) {
       return 4;
     }
   }
-  Worker worker(in_fd, out_fd, options.memory_limit_mb);
+  Worker worker(in_fd, out_fd, memory_limit_mb);
   try {
     return worker.serve();
   } catch (...) {

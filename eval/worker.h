@@ -64,10 +64,24 @@
 
 namespace arc::eval {
 
+// Whether this build runs under AddressSanitizer: its workers then have no RLIMIT_AS.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 struct WorkerOptions {
   int in_fd = -1;                // requests arrive here
   int out_fd = -1;               // replies go here
-  uint64_t memory_limit_mb = 0;  // RLIMIT_AS (soft and hard) of the worker; 0 = unchanged
+  uint64_t memory_limit_mb = 0;  // RLIMIT_AS (soft and hard) of the worker; 0 = unchanged;
+                                 // ignored under AddressSanitizer (kAddressSanitizer)
   std::string backend = "host";  // "host" | "cuda" (eval/cuda_worker.h)
   std::string cache_dir;         // cuda: where the runtime kernels' cubin is cached
 };
