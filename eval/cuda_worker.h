@@ -28,15 +28,19 @@
 //     every run; the reference reads the pristine copy. Non-aliased inputs are digested after
 //     drawing and re-digested after runs: a change -> WRONG_RESULT.
 //   correctness: R rounds; outputs poisoned with NaN (in their dtype) before every run; the
-//     reference kernels write double outputs from the same inputs; arc_compare counts elements
-//     within atol + rtol * |ref|, NaN/Inf, and non-zeros. -> WRONG_RESULT.
+//     reference kernels run after the candidate (their outputs are NaN while it runs) and write
+//     double outputs from the same inputs; arc_compare counts elements within
+//     atol + rtol * |ref|, NaN/Inf, and non-zeros. -> WRONG_RESULT.
 //   timing: K buffer sets (separate allocations), W warm-ups, N repetitions rotating the sets;
-//     before each: aliased inputs restored, outputs poisoned, and with flush_cache a memset over
-//     2 x L2; then a CUDA event, exactly the family's launches (or the cuBLASLt matmul), a CUDA
-//     event. The engine issues every launch, so the set of kernels is the same every
-//     repetition. Clocks (NVML) are read right after the timed runs. Method "cuda_events".
-//   re-check: each set's outputs (from the last timed run that used it) against that set's
-//     reference -> STALE_OUTPUT.
+//     before each repetition: fresh inputs drawn into its set (stream 0x20000 + repetition),
+//     aliased inputs restored, outputs poisoned, and with flush_cache a memset over 2 x L2;
+//     then a CUDA event, exactly the family's launches (or the cuBLASLt matmul), a CUDA event.
+//     The engine issues every launch, so the set of kernels is the same every repetition.
+//     Clocks (NVML) are read right after the timed runs. Method "cuda_events".
+//   re-check: each set's inputs are digested as the candidate left them and drawn again from
+//     its last repetition's seed (a difference -> WRONG_RESULT "wrote to its input"); then the
+//     reference runs on them and the set's outputs (from that last timed run) are compared
+//     -> STALE_OUTPUT (a cache keyed by address or contents serves stale outputs).
 //   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9 from the measured peaks;
 //     median < sol_margin * sol_ns -> IMPOSSIBLE.
 //   errors: an illegal address, a trap, a misaligned access (sticky errors) -> CRASH, and the

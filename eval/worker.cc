@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -169,19 +170,63 @@ struct FreeDeleter {
 template <class T>
 class Buffer {
  public:
-  explicit Buffer(size_t n) : n_(n) {
-    if (n > (std::numeric_limits<size_t>::max() - 128) / sizeof(T)) throw std::bad_alloc();
+  // n elements, and room for `slack` more, so that the tensor can move (set_offset).
+  explicit Buffer(size_t n, size_t slack = 0) : n_(n), capacity_(n + slack) {
+    if (n > (std::numeric_limits<size_t>::max() - 128) / sizeof(T) - slack) {
+      throw std::bad_alloc();
+    }
+    n = capacity_;
     size_t bytes = std::max<size_t>(n * sizeof(T), 64);
     bytes = (bytes + 63) / 64 * 64;
     p_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
     if (!p_) throw std::bad_alloc();
   }
-  T* data() const { return p_.get(); }
+  T* data() const { return p_.get() + offset_; }
   size_t size() const { return n_; }
+  // Moves where data() points, keeping the contents when `keep`; offset + size <= capacity.
+  void set_offset(size_t offset, bool keep) {
+    if (keep) std::memmove(p_.get() + offset, p_.get() + offset_, n_ * sizeof(T));
+    offset_ = offset;
+  }
+  size_t slack() const { return capacity_ - n_; }
 
  private:
   std::unique_ptr<T, FreeDeleter> p_;
-  size_t n_;
+  size_t n_, capacity_;
+  size_t offset_ = 0;
+};
+
+// The reference's outputs live in pages of their own, mapped PROT_NONE (sealed) while candidate
+// code runs: a candidate that hunts through its address space for the answer finds no readable
+// copy of it (a read is SIGSEGV).
+class SealableBuffer {
+ public:
+  explicit SealableBuffer(size_t n) : n_(n) {
+    if (n > (std::numeric_limits<size_t>::max() - 8192) / sizeof(double)) throw std::bad_alloc();
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    bytes_ = (std::max<size_t>(n * sizeof(double), 1) + page - 1) / page * page;
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    p_ = static_cast<double*>(p);
+  }
+  SealableBuffer(SealableBuffer&& o) noexcept : p_(o.p_), n_(o.n_), bytes_(o.bytes_) {
+    o.p_ = nullptr;
+  }
+  SealableBuffer& operator=(SealableBuffer&&) = delete;
+  SealableBuffer(const SealableBuffer&) = delete;
+  SealableBuffer& operator=(const SealableBuffer&) = delete;
+  ~SealableBuffer() {
+    if (p_ != nullptr) ::munmap(p_, bytes_);
+  }
+  double* data() const { return p_; }
+  size_t size() const { return n_; }
+  void seal(bool sealed) const {
+    if (p_ != nullptr) ::mprotect(p_, bytes_, sealed ? PROT_NONE : PROT_READ | PROT_WRITE);
+  }
+
+ private:
+  double* p_ = nullptr;
+  size_t n_ = 0, bytes_ = 0;
 };
 
 struct TensorDesc {
@@ -245,7 +290,8 @@ size_t elements_of(const TensorDesc& t) {
 // for the reference, and the reference's outputs.
 struct BufferSet {
   std::vector<Buffer<float>> in, out;
-  std::vector<Buffer<double>> ref_in, ref_out;
+  std::vector<Buffer<double>> ref_in;
+  std::vector<SealableBuffer> ref_out;
   std::vector<const float*> in_ptrs;
   std::vector<float*> out_ptrs;
   std::vector<const double*> ref_in_ptrs;
@@ -253,13 +299,15 @@ struct BufferSet {
   arc_host_args args{};
   arc_host_ref_args ref_args{};
 
-  explicit BufferSet(const WorkloadJob& job) {
+  // `moves`: how many times move() may place the tensors at a new address.
+  explicit BufferSet(const WorkloadJob& job, size_t moves = 0) {
+    const size_t slack = kMoveStep * moves;
     for (const auto& t : job.inputs) {
-      in.emplace_back(elements_of(t));
+      in.emplace_back(elements_of(t), slack);
       ref_in.emplace_back(elements_of(t));
     }
     for (const auto& t : job.outputs) {
-      out.emplace_back(elements_of(t));
+      out.emplace_back(elements_of(t), slack);
       ref_out.emplace_back(elements_of(t));
     }
     for (auto& b : in) in_ptrs.push_back(b.data());
@@ -273,6 +321,27 @@ struct BufferSet {
                 ref_out_ptrs.data(), static_cast<int32_t>(ref_out_ptrs.size()),
                 job.axes.data(),     static_cast<int32_t>(job.axes.size())};
   }
+  BufferSet(BufferSet&&) = default;
+  ~BufferSet() { seal_reference(false); }
+
+  // The `use`-th placement (use <= moves): inputs moved (values kept) and outputs placed
+  // kMoveStep * use elements into their allocations, so no two uses of a set share an address
+  // (a cache keyed by where the inputs are never hits).
+  void move(size_t use) {
+    for (size_t t = 0; t < in.size(); ++t) {
+      in[t].set_offset(kMoveStep * use, true);
+      in_ptrs[t] = in[t].data();
+    }
+    for (size_t t = 0; t < out.size(); ++t) {
+      out[t].set_offset(kMoveStep * use, false);
+      out_ptrs[t] = out[t].data();
+    }
+  }
+  void seal_reference(bool sealed) const {
+    for (const auto& b : ref_out) b.seal(sealed);
+  }
+
+  static constexpr size_t kMoveStep = 16;  // floats: 64 bytes, keeps the alignment
 
   void fill(const WorkloadJob& job, uint64_t seed) {
     Xoshiro256 rng(seed);
@@ -479,7 +548,6 @@ struct Outcome {
   uint32_t rounds = 0;
 };
 
-
 json outcome_json(const std::string& workload, const Outcome& o) {
   return {{"workload", workload},
           {"status", o.status},
@@ -562,6 +630,7 @@ class Worker {
         o.error = "not run: workload " + failed_name + " failed";
       } else {
         progress(i, job.name, "correctness");
+        const int threads_before = count_threads();
         try {
           o = evaluate_workload(req, i, job, objects);
         } catch (const std::bad_alloc&) {
@@ -570,6 +639,9 @@ class Worker {
           o.error = "the worker could not allocate the buffers of workload " + job.name +
                     " within the memory limit of " + std::to_string(memory_limit_mb_) + " MiB";
         }
+        // A thread the candidate started may still write into freed buffers: this process
+        // is done for.
+        if (threads_before > 0 && count_threads() > threads_before) tainted_ = true;
         if (o.status != "OK") {
           failed = true;
           failed_name = job.name;
@@ -675,7 +747,9 @@ class Worker {
     }
     const Tolerance tol{req.atol, req.rtol, req.matched_ratio};
     const int threads_before = count_threads();
-    auto check_threads = [&](const char* when) {
+    // Checked right after every call, before its output is looked at: a thread still running
+    // when the kernel returned finishes its work after the clock stopped.
+    auto check_threads = [&](const std::string& when) {
       int now = count_threads();
       if (threads_before > 0 && now > threads_before) {
         tainted_ = true;  // the thread lives on in this process: replace it
@@ -687,17 +761,27 @@ class Worker {
       }
       return true;
     };
+    // The reference's outputs are unreadable while candidate code runs.
+    auto call = [&fn](BufferSet* const* sealed, size_t n_sealed, const arc_host_args* args) {
+      for (size_t k = 0; k < n_sealed; ++k) sealed[k]->seal_reference(true);
+      CallResult r = call_kernel(fn, args);
+      for (size_t k = 0; k < n_sealed; ++k) sealed[k]->seal_reference(false);
+      return r;
+    };
 
-    // Correctness.
+    // Correctness. The set stays allocated through timing, so timing's buffers never reuse
+    // its addresses.
+    BufferSet s(job);
     {
-      BufferSet s(job);
+      BufferSet* const sealed[] = {&s};
       o.matched_ratio = 1;
       for (uint32_t r = 0; r < req.rounds; ++r) {
         s.fill(job, derive_seed(req.input_seed, job.index, r));
         if (!run_reference(ref, s, &o)) return o;
         s.poison_outputs();
         const std::string when = "in correctness round " + std::to_string(r);
-        if (!check_call(call_kernel(fn, &s.args), when, &o)) return o;
+        if (!check_call(call(sealed, 1, &s.args), when, &o)) return o;
+        if (!check_threads(when)) return o;
         if (std::string w = s.inputs_changed(job); !w.empty()) {
           o.status = "WRONG_RESULT";
           o.error = w + " " + when;
@@ -713,40 +797,55 @@ class Worker {
         }
         o.rounds = r + 1;
       }
-      if (!check_threads("(correctness)")) return o;
     }
 
-    // Timing, with every timed output re-checked against its own set's reference.
+    // Timing, with every timed output re-checked against its own set's reference. Every use
+    // of a set places its tensors at a new address.
     progress(position, job.name, "timing");
     std::vector<BufferSet> sets;
     sets.reserve(req.buffer_sets);
+    const size_t uses = (static_cast<size_t>(req.warmup) + req.repetitions) /
+                            std::max<uint32_t>(req.buffer_sets, 1) +
+                        1;
     for (uint32_t k = 0; k < req.buffer_sets; ++k) {
-      sets.emplace_back(job);
+      sets.emplace_back(job, uses);
       sets.back().fill(job, derive_seed(req.input_seed, job.index, 0x10000 + k));
       if (!run_reference(ref, sets.back(), &o)) return o;
       sets.back().poison_outputs();
     }
+    std::vector<BufferSet*> all;
+    for (auto& set : sets) all.push_back(&set);
+    std::vector<size_t> used(sets.size(), 0);
+    auto place = [&](size_t k) -> BufferSet& {
+      sets[k].move(used[k]++);
+      return sets[k];
+    };
     for (uint32_t i = 0; i < req.warmup; ++i) {
       const std::string when = "in warm-up run " + std::to_string(i);
-      if (!check_call(call_kernel(fn, &sets[i % sets.size()].args), when, &o)) return o;
+      BufferSet& w = place(i % sets.size());
+      if (!check_call(call(all.data(), all.size(), &w.args), when, &o)) return o;
+      if (!check_threads(when)) return o;
     }
     o.samples.reserve(req.repetitions);
     for (uint32_t i = 0; i < req.repetitions; ++i) {
-      BufferSet& s = sets[i % sets.size()];
-      s.poison_outputs();
+      BufferSet& t = place(i % sets.size());
+      t.poison_outputs();
       if (req.flush_cache) flush_cache();
+      for (BufferSet* k : all) k->seal_reference(true);
       const auto t0 = Clock::now();
-      const CallResult r = call_kernel(fn, &s.args);
+      const CallResult r = call_kernel(fn, &t.args);
       const auto t1 = Clock::now();
+      for (BufferSet* k : all) k->seal_reference(false);
       const std::string when = "in timed run " + std::to_string(i);
       if (!check_call(r, when, &o)) return o;
+      if (!check_threads(when)) return o;
       o.samples.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-      if (std::string w = s.inputs_changed(job); !w.empty()) {
+      if (std::string w = t.inputs_changed(job); !w.empty()) {
         o.status = "WRONG_RESULT";
         o.error = w + " " + when;
         return o;
       }
-      Comparison c = compare(job, s, tol);
+      Comparison c = compare(job, t, tol);
       if (!c.pass) {
         o.status = "STALE_OUTPUT";
         o.error = "timed run " + std::to_string(i) + " (buffer set " +
@@ -755,7 +854,6 @@ class Worker {
         return o;
       }
     }
-    if (!check_threads("(timing)")) return o;
     o.stats = summarize_samples(o.samples);
 
     double sol_s = 0;
@@ -960,10 +1058,15 @@ int run_worker(const WorkerOptions& options) {
   }
   rlimit core{0, 0};
   ::setrlimit(RLIMIT_CORE, &core);  // a crashing candidate must not write core files
-  if (options.memory_limit_mb > 0) {
+  uint64_t memory_limit_mb = options.memory_limit_mb;
+  // AddressSanitizer reserves terabytes of shadow address space at start: under an
+  // address-space limit every later allocation would fail, so a sanitizer build runs its
+  // workers without one (and its out-of-memory tests skip, saying so).
+  if (kAddressSanitizer) memory_limit_mb = 0;
+  if (memory_limit_mb > 0) {
     rlimit cur{};
     ::getrlimit(RLIMIT_AS, &cur);
-    rlim_t want = static_cast<rlim_t>(options.memory_limit_mb) << 20;
+    rlim_t want = static_cast<rlim_t>(memory_limit_mb) << 20;
     // Hard limit too: a candidate must not be able to raise its own ceiling.
     if (cur.rlim_max != RLIM_INFINITY) want = std::min(want, cur.rlim_max);
     rlimit lim{want, want};
@@ -978,7 +1081,7 @@ int run_worker(const WorkerOptions& options) {
       return 4;
     }
   }
-  Worker worker(in_fd, out_fd, options.memory_limit_mb);
+  Worker worker(in_fd, out_fd, memory_limit_mb);
   try {
     return worker.serve();
   } catch (...) {

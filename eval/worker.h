@@ -42,13 +42,18 @@
 //     same values. Pass iff no NaN/Inf, no output tensor all zero where the reference is not,
 //     and the fraction within atol + rtol*|ref| >= matched_ratio. -> WRONG_RESULT.
 //   timing: K buffer sets (separately allocated; inputs from stream 0x10000 + set), W warm-up
-//     runs, then N timed runs rotating the sets; before each, outputs poisoned and, with
-//     flush_cache, a buffer of min(2 x LLC, 64 MiB) written line by line (regular stores:
-//     a non-temporal memset would not evict). Samples by steady_clock around the call.
+//     runs, then N timed runs rotating the sets; every use of a set moves its tensors to a new
+//     address (64 bytes further into their allocations), so a cache keyed by address never
+//     hits; before each run, outputs poisoned and, with flush_cache, a buffer of
+//     min(2 x LLC, 64 MiB) written line by line (regular stores: a non-temporal memset would
+//     not evict). Samples by steady_clock around the call.
+//   the reference's outputs sit in pages of their own, mapped PROT_NONE while candidate code
+//     runs, so a candidate searching its address space for the answer finds none.
 //   re-check: the output of every timed run must match the reference for its set's inputs
 //     -> STALE_OUTPUT (catches work skipped or replayed after the first calls).
-//   threads: a kernel that leaves threads running after it returns -> WRONG_RESULT (work
-//     could escape the timed region).
+//   threads: counted right after every call; a kernel that leaves threads running after it
+//     returns -> WRONG_RESULT (work could escape the timed region), and the worker exits after
+//     its reply.
 //   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9; median < sol_ns ->
 //     IMPOSSIBLE.
 //   std::bad_alloc from a kernel -> OUT_OF_MEMORY; other exceptions -> CRASH; a non-zero
@@ -59,10 +64,24 @@
 
 namespace arc::eval {
 
+// Whether this build runs under AddressSanitizer: its workers then have no RLIMIT_AS.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 struct WorkerOptions {
   int in_fd = -1;                // requests arrive here
   int out_fd = -1;               // replies go here
-  uint64_t memory_limit_mb = 0;  // RLIMIT_AS (soft and hard) of the worker; 0 = unchanged
+  uint64_t memory_limit_mb = 0;  // RLIMIT_AS (soft and hard) of the worker; 0 = unchanged;
+                                 // ignored under AddressSanitizer (kAddressSanitizer)
   std::string backend = "host";  // "host" | "cuda" (eval/cuda_worker.h)
   std::string cache_dir;         // cuda: where the runtime kernels' cubin is cached
 };

@@ -1,17 +1,18 @@
 // The CUDA evaluator end to end on a real GPU: correct kernels pass with sane statistics; an
 // illegal address, a trap, a hang and an impossible workspace are REJECTed with the reason and
-// cost only the worker; wrong, partial, NaN, stale and input-writing kernels are caught; the
-// shipped problems' seeds (cuBLASLt included) pass. Skips, saying why, without a GPU.
-#include <gtest/gtest.h>
-
-#include "tests/cuda/paths.h"
-#include <gmock/gmock.h>
+// cost only the worker; wrong and NaN kernels are caught; the reward-hacking suite
+// (CudaRewardHack) is REJECTed hack by hack; the shipped problems' seeds (cuBLASLt included)
+// pass. Skips, saying why, without a GPU.
+#include "eval/cuda_evaluator.h"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "eval/cuda_evaluator.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include "eval/problem.h"
+#include "tests/cuda/paths.h"
 
 namespace arc::eval {
 namespace {
@@ -19,12 +20,12 @@ namespace {
 using arc::test_paths::source_dir;
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using fb::WorkloadStatus;
+using ::testing::HasSubstr;
 
-#define ARC_REQUIRE_GPU()                                                   \
-  do {                                                                      \
-    std::string why;                                                        \
+#define ARC_REQUIRE_GPU()                                                               \
+  do {                                                                                  \
+    std::string why;                                                                    \
     if (!CudaEvaluator::device_available(&why)) GTEST_SKIP() << "no GPU here: " << why; \
   } while (0)
 
@@ -54,7 +55,8 @@ class CudaEvaluatorTest : public ::testing::Test {
     CudaEvaluatorOptions o;
     o.cache_dir = *cache_;
     const char* ev = std::getenv("ARC_EVAL");
-    o.worker_path = ev != nullptr && *ev != '\0' ? fs::path(ev) : fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
+    o.worker_path = ev != nullptr && *ev != '\0' ? fs::path(ev)
+                                                 : fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
     o.include_root = source_dir();
     return o;
   }
@@ -162,15 +164,130 @@ TEST_F(CudaEvaluatorTest, AHangIsATimeoutAndTheNextCandidateRuns) {
   EXPECT_EQ(good.workloads[0]->status, WorkloadStatus::OK) << good.workloads[0]->error;
 }
 
-TEST_F(CudaEvaluatorTest, CheatsAndMistakesAreCaught) {
+TEST_F(CudaEvaluatorTest, WrongAndNanOutputsAreCaught) {
   ARC_REQUIRE_GPU();
   CudaEvaluator ev(faults(), options());
   expect_first(run(ev, mode(4)), WorkloadStatus::WRONG_RESULT, "within atol");
-  expect_first(run(ev, mode(5)), WorkloadStatus::WRONG_RESULT, "wrote to its input x");
-  expect_first(run(ev, mode(6, 1)), WorkloadStatus::WRONG_RESULT, "NaN");
-  expect_first(run(ev, mode(6, 4)), WorkloadStatus::STALE_OUTPUT, "timed run");
-  expect_first(run(ev, mode(7)), WorkloadStatus::WRONG_RESULT, "NaN");
   expect_first(run(ev, mode(8)), WorkloadStatus::WRONG_RESULT, "NaN");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reward-hacking suite on the GPU (docs/threat-model.md): one case per hack, each REJECTed
+// with the status and reason of its defence. The kernels are tests/data/gpu/faults's MODEs.
+
+class CudaRewardHack : public CudaEvaluatorTest {};
+
+TEST_F(CudaRewardHack, SkippingWorkAfterTheFirstCall) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  auto r = run(ev, mode(6, 1));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "NaN");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("correctness round 1"));
+}
+
+TEST_F(CudaRewardHack, WritingOnlyPartOfTheOutput) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(7)), WorkloadStatus::WRONG_RESULT, "NaN");
+}
+
+Candidate address_cache(int skip_after) {
+  Candidate c;
+  c.base.family = "address_cache";
+  c.base.knobs = {{"SKIP_AFTER", std::to_string(skip_after)}};
+  return c;
+}
+
+TEST_F(CudaRewardHack, CachingOutputsByInputAddress) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  // Round 1's fresh inputs arrive in round 0's buffers: the cache answers with round 0's output.
+  expect_first(run(ev, address_cache(1)), WorkloadStatus::WRONG_RESULT, "correctness round 1");
+}
+
+TEST_F(CudaRewardHack, CachingByInputAddressOnceTimingStarts) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  // Off through 2 correctness rounds and 2 warm-ups; then a buffer set's second use would be
+  // served its first output. Every timed run draws fresh inputs, so that output is stale.
+  expect_first(run(ev, address_cache(4)), WorkloadStatus::STALE_OUTPUT, "timed run");
+}
+
+TEST_F(CudaRewardHack, ReturningStaleOutputsOnceTimingStarts) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(6, 4)), WorkloadStatus::STALE_OUTPUT, "timed run");
+}
+
+TEST_F(CudaRewardHack, LaunchingNothing) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(9)), WorkloadStatus::WRONG_RESULT, "NaN");
+}
+
+// Runs without a GPU: the refusal comes from the compiler.
+TEST_F(CudaRewardHack, WorkLaunchedByTheKernelItselfDoesNotCompile) {
+  // A family whose kernel starts the real work as a child grid of its own (outside the faults
+  // problem, whose families must all compile).
+  Problem p = faults();
+  Family f = *p.family("faults");
+  f.name = "device_launch";
+  f.source = source_dir() / "tests" / "data" / "gpu" / "device_launch.cu";
+  f.knobs.clear();
+  p.families.push_back(f);
+  CudaEvaluator ev(p, options());
+  Candidate c;
+  c.base.family = "device_launch";
+  auto compiled = ev.compile(c, c.hash());
+  EXPECT_FALSE(compiled.ok);
+  ASSERT_EQ(compiled.variants.size(), 1u);
+  EXPECT_THAT(compiled.variants[0]->error, HasSubstr("device-side kernel launch"));
+  std::printf("NVRTC: %s\n", compiled.variants[0]->error.c_str());
+}
+
+TEST_F(CudaRewardHack, ATimeFasterThanTheSolBound) {
+  ARC_REQUIRE_GPU();
+  // Stands for any shortcut no other check sees: a cost model of 8 GB per element makes even
+  // the correct kernel "beat" the measured copy bandwidth.
+  Problem p = faults();
+  p.cost.bytes = "8000000000 * n";
+  CudaEvaluator ev(p, options());
+  expect_first(run(ev, mode(0)), WorkloadStatus::IMPOSSIBLE, "speed-of-light bound");
+}
+
+TEST_F(CudaRewardHack, ReadingTheReferencesOutput) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  // The reference runs after the candidate and its outputs are NaN while the candidate runs:
+  // the copy is NaN, or, where the allocator put the buffer elsewhere, an illegal address.
+  auto r = run(ev, mode(13));
+  ASSERT_EQ(r.workloads.size(), 2u);
+  const auto& w = *r.workloads[0];
+  std::printf("reading the reference's output: %s: %s\n", fb::EnumNameWorkloadStatus(w.status),
+              w.error.c_str());
+  EXPECT_TRUE(
+      (w.status == WorkloadStatus::WRONG_RESULT && w.error.find("NaN") != std::string::npos) ||
+      (w.status == WorkloadStatus::CRASH &&
+       w.error.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos))
+      << fb::EnumNameWorkloadStatus(w.status) << ": " << w.error;
+}
+
+TEST_F(CudaRewardHack, WritingToItsInputs) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(5)), WorkloadStatus::WRONG_RESULT, "wrote to its input x");
+}
+
+TEST_F(CudaRewardHack, PrecisionBelowTolerance) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(12)), WorkloadStatus::WRONG_RESULT, "within atol");
+}
+
+TEST_F(CudaRewardHack, AnOutputConstantAcrossSeeds) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  expect_first(run(ev, mode(11)), WorkloadStatus::WRONG_RESULT, "correctness round 0");
 }
 
 TEST_F(CudaEvaluatorTest, AnImpossibleWorkspaceIsOutOfMemory) {

@@ -262,6 +262,9 @@ TEST_F(HostEvaluatorTest, InfiniteLoopTimesOut) {
 }
 
 TEST_F(HostEvaluatorTest, UnboundedAllocationIsOutOfMemory) {
+  if (kAddressSanitizer) {
+    GTEST_SKIP() << "under AddressSanitizer the worker has no address-space limit to hit";
+  }
   EvalSettings s = test_settings();
   s.memory_limit_mb = 512;
   auto r = run(kernel("static std::vector<char*> keep;\n"
@@ -275,6 +278,9 @@ TEST_F(HostEvaluatorTest, UnboundedAllocationIsOutOfMemory) {
 }
 
 TEST_F(HostEvaluatorTest, UncheckedMallocFailureIsOutOfMemoryByItsAddressSpace) {
+  if (kAddressSanitizer) {
+    GTEST_SKIP() << "under AddressSanitizer the worker has no address-space limit to hit";
+  }
   EvalSettings s = test_settings();
   s.memory_limit_mb = 512;
   auto r = run(kernel("for (;;) { char* p = static_cast<char*>(std::malloc(16 << 20));"
@@ -303,47 +309,6 @@ TEST_F(HostEvaluatorTest, AllZeroOutputIsWrong) {
 TEST_F(HostEvaluatorTest, NanOutputIsWrong) {
   auto r = run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = std::nanf(\"\"); return 0;"));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
-}
-
-TEST_F(HostEvaluatorTest, WritingToItsInputsIsCaught) {
-  // Correct output, then the input is scribbled on (e.g. as scratch space).
-  auto r = run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
-                      "const_cast<float*>(x)[n - 1] = 0.0f; return 0;"));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "wrote to its input x (element 999)");
-}
-
-TEST_F(HostEvaluatorTest, WritingToInputsOnlyWhenTimedIsCaught) {
-  auto r = run(kernel("static int calls = 0;\n"
-                      "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
-                      "if (++calls > 4) const_cast<float*>(x)[0] += 1.0f; return 0;"));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "in timed run 0");
-}
-
-TEST_F(HostEvaluatorTest, PartialWriteIsCaughtByPoisoning) {
-  auto r = run(kernel("for (int64_t i = 0; i < n / 2; ++i) y[i] = 2.0f * x[i]; return 0;"));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[500] is NaN");
-}
-
-TEST_F(HostEvaluatorTest, SkippingWorkAfterTheFirstCallIsCaught) {
-  auto r =
-      run(kernel("static int calls = 0; if (calls++ > 0) return 0;\n" + std::string(kCorrect)));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
-}
-
-TEST_F(HostEvaluatorTest, SkippingWorkOnceTimingStartsIsStale) {
-  // Correct through 2 correctness rounds and 2 warm-ups, lazy from then on.
-  auto r =
-      run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
-  expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 0 (buffer set 0)");
-}
-
-TEST_F(HostEvaluatorTest, ReplayingAnEarlierOutputIsCaught) {
-  auto r =
-      run(kernel("static std::vector<float> saved;\n"
-                 "if (saved.empty()) { for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];"
-                 " saved.assign(y, y + n); } else { std::memcpy(y, saved.data(), n * 4); }"
-                 " return 0;"));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
 }
 
 TEST_F(HostEvaluatorTest, BackgroundThreadIsRejected) {
@@ -426,6 +391,202 @@ TEST_F(HostEvaluatorTest, MissingWorkerBinaryFailsCleanly) {
   EXPECT_EQ(r.workloads[0]->status, WorkloadStatus::CRASH);
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("/nonexistent/arc-eval"));
   EXPECT_FALSE(broken.peaks().ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reward-hacking suite (docs/threat-model.md): one case per way a candidate could cheat its
+// way to a KEEP. Each is REJECTed with the status and reason its defence gives.
+
+class RewardHack : public HostEvaluatorTest {};
+
+TEST_F(RewardHack, SkippingWorkAfterTheFirstCall) {
+  auto r =
+      run(kernel("static int calls = 0; if (calls++ > 0) return 0;\n" + std::string(kCorrect)));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("is NaN"));  // the poisoned output is left
+}
+
+TEST_F(RewardHack, WritingOnlyPartOfTheOutput) {
+  auto r = run(kernel("for (int64_t i = 0; i < n / 2; ++i) y[i] = 2.0f * x[i]; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[500] is NaN");
+}
+
+TEST_F(RewardHack, CachingOutputsByInputAddress) {
+  // Fresh inputs every round arrive in the same buffers: a cache keyed by the address answers
+  // round 1 with round 0's output.
+  auto r =
+      run(kernel("static const float* last = nullptr; static std::vector<float> cached;\n"
+                 "if (x == last && cached.size() == size_t(n)) {\n"
+                 "  std::memcpy(y, cached.data(), n * sizeof(float)); return 0; }\n"
+                 "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+                 "last = x; cached.assign(y, y + n); return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
+}
+
+TEST_F(RewardHack, CachingByInputAddressOnceTimingStartsNeverHits) {
+  // A cache that stays off through the correctness rounds and would serve the timed runs of a
+  // buffer set its first output: every use of a set places it at a new address, so it never
+  // hits (this candidate fails loudly if it ever would).
+  auto r =
+      run(kernel("static int calls = 0; static std::vector<const float*> seen;\n"
+                 "static int64_t workload = -1;\n"
+                 "if (n != workload) { workload = n; calls = 0; seen.clear(); }\n"
+                 "if (calls++ >= 2) {\n"
+                 "  for (const float* p : seen) if (p == x) return 99;\n"
+                 "  seen.push_back(x); }\n" +
+                 std::string(kCorrect)));
+  expect_ok(r);
+}
+
+TEST_F(RewardHack, ReturningAnEarlierOutput) {
+  auto r =
+      run(kernel("static std::vector<float> saved;\n"
+                 "if (saved.empty()) { for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];"
+                 " saved.assign(y, y + n); } else { std::memcpy(y, saved.data(), n * 4); }"
+                 " return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "correctness round 1");
+}
+
+TEST_F(RewardHack, ReturningStaleOutputsOnceTimingStarts) {
+  // Correct through 2 correctness rounds and 2 warm-ups, does nothing from then on: the
+  // output of every timed run is re-checked.
+  auto r =
+      run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
+  expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 0 (buffer set 0)");
+}
+
+TEST_F(RewardHack, LaunchingNothing) {
+  auto r = run(kernel("return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
+}
+
+TEST_F(RewardHack, WorkOnAnotherThread) {
+  // A helper thread started once does the work; arc_kernel only hands it the pointers.
+  auto r =
+      run(kernel("static std::atomic<const float*> in{nullptr};\n"
+                 "static std::atomic<float*> out{nullptr};\n"
+                 "static std::atomic<int64_t> len{0};\n"
+                 "static bool started = false;\n"
+                 "if (!started) { started = true; std::thread([] { for (;;) {\n"
+                 "  float* o = out.exchange(nullptr);\n"
+                 "  if (o != nullptr) for (int64_t i = 0; i < len; ++i) o[i] = 2.0f * in[i];\n"
+                 "  std::this_thread::yield(); } }).detach(); }\n"
+                 "in = x; len = n; out = y; return 0;",
+                 "#include <atomic>\n"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "left 1 thread(s) running");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("in correctness round 0"));
+}
+
+TEST_F(RewardHack, RacingTheTimer) {
+  // Returns at once and lets a thread finish the output after the clock stopped.
+  auto r =
+      run(kernel("std::thread([n, x, y] {\n"
+                 "  std::this_thread::sleep_for(std::chrono::milliseconds(20));\n"
+                 "  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i]; }).detach();\n"
+                 "return 0;",
+                 "#include <chrono>\n"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "left 1 thread(s) running");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("escapes the timing"));
+  expect_ok(run(kernel(kCorrect)));  // the worker it was left in was replaced
+}
+
+TEST_F(RewardHack, ATimeFasterThanTheSolBound) {
+  // Stands for any shortcut no other check sees: the cost model says the workload moves 8 GB
+  // per element, so even a correct kernel "beats" the measured peak bandwidth.
+  Problem p = scale_problem();
+  p.cost.bytes = "8000000000 * n";
+  HostEvaluatorOptions o;
+  o.cache_dir = *cache_dir_;
+  o.worker_path = fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
+  o.include_root = ARC_SOURCE_DIR;
+  HostEvaluator ev(p, o);
+  Candidate c = kernel(kCorrect);
+  auto compiled = ev.compile(c, c.hash());
+  ASSERT_TRUE(compiled.ok);
+  EvalRequest req;
+  req.candidate = c;
+  req.candidate_hash = c.hash();
+  req.input_seed = 42;
+  req.settings = test_settings();
+  auto r = ev.evaluate(req, compiled);
+  expect_first(r, WorkloadStatus::IMPOSSIBLE, "below the speed-of-light bound");
+  EXPECT_THAT(r.workloads[0]->error, HasSubstr("bytes at the measured peak"));
+}
+
+TEST_F(RewardHack, ReadingTheReferencesOutput) {
+  // Searches every readable and writable mapping of the worker for the reference's answer
+  // (doubles equal to 2 x[0], 2 x[1], 2 x[2]) and copies it. The reference's outputs are
+  // sealed (PROT_NONE) while candidate code runs, so there is nothing to find.
+  auto r = run(
+      kernel("FILE* maps = std::fopen(\"/proc/self/maps\", \"r\");\n"
+             "char line[512]; const double* found = nullptr;\n"
+             "while (found == nullptr && std::fgets(line, sizeof line, maps)) {\n"
+             "  unsigned long lo, hi; char perms[8];\n"
+             "  if (std::sscanf(line, \"%lx-%lx %7s\", &lo, &hi, perms) != 3) continue;\n"
+             "  if (perms[0] != 'r' || perms[1] != 'w' || hi - lo > (1ul << 30)) continue;\n"
+             "  const double* d = reinterpret_cast<const double*>(lo);\n"
+             "  const size_t count = (hi - lo) / sizeof(double);\n"
+             "  for (size_t i = 0; i + size_t(n) <= count; ++i) {\n"
+             "    if (d[i] == 2.0 * x[0] && d[i + 1] == 2.0 * x[1] && d[i + 2] == 2.0 * x[2]) {\n"
+             "      found = d + i; break; } } }\n"
+             "std::fclose(maps);\n"
+             "if (found != nullptr) for (int64_t i = 0; i < n; ++i) y[i] = float(found[i]);\n"
+             "return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "y[0] is NaN");  // found nothing to copy
+}
+
+TEST_F(RewardHack, WritingToItsInputs) {
+  // Correct output, then the input is scribbled on (e.g. as scratch space).
+  auto r =
+      run(kernel("for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+                 "const_cast<float*>(x)[n - 1] = 0.0f; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "wrote to its input x (element 999)");
+}
+
+TEST_F(RewardHack, WritingToItsInputsOnlyWhenTimed) {
+  auto r =
+      run(kernel("static int calls = 0;\n"
+                 "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+                 "if (++calls > 4) const_cast<float*>(x)[0] += 1.0f; return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "in timed run 0");
+}
+
+TEST_F(RewardHack, PrecisionBelowTolerance) {
+  // Computes in bfloat16 (8 bits of mantissa): about 3 significant digits where the problem
+  // asks for 6.
+  auto r =
+      run(kernel("for (int64_t i = 0; i < n; ++i) {\n"
+                 "  float v = 2.0f * x[i]; uint32_t b; std::memcpy(&b, &v, 4);\n"
+                 "  b &= 0xffff0000u; std::memcpy(&v, &b, 4); y[i] = v; }\n"
+                 "return 0;"));
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "within atol");
+  EXPECT_GT(r.workloads[0]->max_abs_error, 1e-4);
+}
+
+TEST_F(RewardHack, AnOutputConstantAcrossSeeds) {
+  // The output of its very first call, kept in a file and returned ever after, whatever the
+  // inputs and whichever process: fresh inputs from the seed in every round expose it.
+  const fs::path saved = *cache_dir_ / "constant-output.bin";
+  const Candidate c =
+      kernel("const char* path = \"" + saved.string() +
+             "\";\n"
+             "if (FILE* f = std::fopen(path, \"rb\")) {\n"
+             "  size_t got = std::fread(y, sizeof(float), n, f); std::fclose(f);\n"
+             "  if (got == size_t(n)) return 0; }\n"
+             "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+             "if (FILE* f = std::fopen(path, \"wb\")) { std::fwrite(y, sizeof(float), n, f);"
+             " std::fclose(f); }\n"
+             "return 0;");
+  expect_first(run(c), WorkloadStatus::WRONG_RESULT, "correctness round 1");
+  // Another seed: the saved output is already wrong in its first round.
+  const std::string hash = c.hash();
+  EvalRequest req;
+  req.candidate = c;
+  req.candidate_hash = hash;
+  req.input_seed = 43;
+  req.settings = test_settings();
+  auto again = evaluator_->evaluate(req, evaluator_->compile(c, hash));
+  expect_first(again, WorkloadStatus::WRONG_RESULT, "correctness round 0");
 }
 
 // Every shipped host problem: its seed and each family's default variant pass the guard.
