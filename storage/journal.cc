@@ -19,6 +19,7 @@
 #include <thread>
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
@@ -103,6 +104,7 @@ std::string join(const std::vector<std::string>& v) {
 
 struct Journal::State {
   std::string path;
+  std::unique_ptr<rocksdb::Env> memory_env;  // in_memory: holds every file; outlives db_
   std::string secondary_dir;  // follow mode: RocksDB secondary's scratch folder
   rocksdb::WriteOptions write_options;
   // Serializes appends: seq assignment and the reused encoding buffers below.
@@ -122,11 +124,18 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path,
   if (options.follow && !options.read_only) {
     return Status::invalid_argument("journal " + path + ": follow requires read_only");
   }
+  if (options.in_memory && (options.read_only || !options.create_if_missing)) {
+    return Status::invalid_argument("journal " + path +
+                                    ": an in-memory journal starts empty; expected "
+                                    "create_if_missing and not read_only");
+  }
   std::unique_ptr<Journal> j(new Journal());
   j->options_ = options;
   j->state_ = std::make_unique<State>();
   j->state_->path = path;
-  j->state_->write_options.sync = options.durability == Durability::kSync;
+  j->state_->write_options.sync = options.durability == Durability::kSync && !options.in_memory;
+  // In memory the memtable is the whole log: a write-ahead copy of it would add nothing.
+  j->state_->write_options.disableWAL = options.in_memory;
   try {
     if (auto s = j->open_db(path); !s) return s;
     if (auto s = j->restore_campaign(); !s) return s;
@@ -145,9 +154,13 @@ Status Journal::open_db(const std::string& path) {
   dbo.keep_log_file_num = 4;
   dbo.max_background_jobs = 2;
   if (options_.follow) dbo.max_open_files = -1;  // required by secondary instances
+  if (options_.in_memory) {
+    state_->memory_env.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
+    dbo.env = state_->memory_env.get();
+  }
 
   std::error_code ec;
-  const bool exists = std::filesystem::exists(path, ec);
+  const bool exists = !options_.in_memory && std::filesystem::exists(path, ec);
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(dbo, path, &existing);
   if (!ls.ok()) {
@@ -249,7 +262,7 @@ Status Journal::recover_last_seq() {
 Journal::~Journal() {
   if (db_ != nullptr) {
     // A destructor cannot report; callers that need the verdict call sync() before.
-    if (!options_.read_only) db_->FlushWAL(true).PermitUncheckedError();
+    if (!options_.read_only && !options_.in_memory) db_->FlushWAL(true).PermitUncheckedError();
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     handles_.clear();
     db_->Close().PermitUncheckedError();
@@ -355,7 +368,7 @@ Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch) {
 }
 
 Status Journal::sync() {
-  if (options_.read_only) return Status::ok();
+  if (options_.read_only || options_.in_memory) return Status::ok();
   return from_rocks(db_->FlushWAL(true), state_->where() + ": sync");
 }
 

@@ -41,6 +41,11 @@ struct JournalOptions {
   // at open, meant for finished logs (RocksDB leaves a plain read-only open of a database
   // that another process has open for writing undefined).
   bool follow = false;
+  // The log lives in memory (RocksDB's in-memory environment): nothing is written to disk and
+  // everything is gone when the journal closes, so durability has nothing to do. For scratch
+  // campaigns whose events are consumed as they happen (arc-replay ablate); `path` only names
+  // the log. Default off.
+  bool in_memory = false;
 };
 
 // One stored event with the verified frame it came from.
