@@ -14,12 +14,13 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include <rocksdb/db.h>
-#include <rocksdb/env.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
@@ -104,7 +105,6 @@ std::string join(const std::vector<std::string>& v) {
 
 struct Journal::State {
   std::string path;
-  std::unique_ptr<rocksdb::Env> memory_env;  // in_memory: holds every file; outlives db_
   std::string secondary_dir;  // follow mode: RocksDB secondary's scratch folder
   rocksdb::WriteOptions write_options;
   // Serializes appends: seq assignment and the reused encoding buffers below.
@@ -115,6 +115,12 @@ struct Journal::State {
   // Guards the last_seq_ update against the waiters' predicate check (no lost wake-ups).
   std::mutex wait_mu;
   std::condition_variable wait_cv;
+  // in_memory: the log itself (frame of seq i at i - 1), its artifacts and meta. Readers may
+  // run on other threads than the appender, so every access holds memory_mu.
+  mutable std::mutex memory_mu;
+  std::deque<std::string> memory_frames;
+  std::map<std::string, std::string> memory_artifacts;
+  std::map<std::string, std::string> memory_meta;
 
   std::string where() const { return "journal " + path; }
 };
@@ -133,9 +139,8 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path,
   j->options_ = options;
   j->state_ = std::make_unique<State>();
   j->state_->path = path;
-  j->state_->write_options.sync = options.durability == Durability::kSync && !options.in_memory;
-  // In memory the memtable is the whole log: a write-ahead copy of it would add nothing.
-  j->state_->write_options.disableWAL = options.in_memory;
+  j->state_->write_options.sync = options.durability == Durability::kSync;
+  if (options.in_memory) return j;  // no database: the log starts empty and lives in State
   try {
     if (auto s = j->open_db(path); !s) return s;
     if (auto s = j->restore_campaign(); !s) return s;
@@ -154,13 +159,9 @@ Status Journal::open_db(const std::string& path) {
   dbo.keep_log_file_num = 4;
   dbo.max_background_jobs = 2;
   if (options_.follow) dbo.max_open_files = -1;  // required by secondary instances
-  if (options_.in_memory) {
-    state_->memory_env.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
-    dbo.env = state_->memory_env.get();
-  }
 
   std::error_code ec;
-  const bool exists = !options_.in_memory && std::filesystem::exists(path, ec);
+  const bool exists = std::filesystem::exists(path, ec);
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(dbo, path, &existing);
   if (!ls.ok()) {
@@ -239,6 +240,16 @@ Status Journal::restore_campaign() {
 
 Status Journal::recover_last_seq() {
   if (campaign_key_.empty()) return Status::ok();
+  if (options_.in_memory) {
+    uint64_t last = 0;
+    {
+      std::lock_guard<std::mutex> lk(state_->memory_mu);
+      last = state_->memory_frames.size();
+    }
+    std::lock_guard<std::mutex> lk(state_->wait_mu);
+    last_seq_.store(last);
+    return Status::ok();
+  }
   std::string probe = campaign_key_ + std::string(8, '\xff');
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), events_cf_));
   it->SeekForPrev(probe);
@@ -262,7 +273,7 @@ Status Journal::recover_last_seq() {
 Journal::~Journal() {
   if (db_ != nullptr) {
     // A destructor cannot report; callers that need the verdict call sync() before.
-    if (!options_.read_only && !options_.in_memory) db_->FlushWAL(true).PermitUncheckedError();
+    if (!options_.read_only) db_->FlushWAL(true).PermitUncheckedError();
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     handles_.clear();
     db_->Close().PermitUncheckedError();
@@ -288,10 +299,15 @@ Status Journal::set_campaign(const std::string& campaign_id) {
   if (options_.read_only) {
     return Status::invalid_argument(state_->where() + " is read-only and records no campaign yet");
   }
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // the campaign id is what makes the events findable again
-  rocksdb::Status s = db_->Put(wo, meta_cf_, kCampaignMetaKey, campaign_id);
-  if (!s.ok()) return from_rocks(s, state_->where() + ": writing meta \"campaign\"");
+  if (options_.in_memory) {
+    std::lock_guard<std::mutex> mk(state_->memory_mu);
+    state_->memory_meta[kCampaignMetaKey] = campaign_id;
+  } else {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;  // the campaign id is what makes the events findable again
+    rocksdb::Status s = db_->Put(wo, meta_cf_, kCampaignMetaKey, campaign_id);
+    if (!s.ok()) return from_rocks(s, state_->where() + ": writing meta \"campaign\"");
+  }
   campaign_ = campaign_id;
   campaign_key_ = campaign_key_of(campaign_id);
   return recover_last_seq();
@@ -307,6 +323,7 @@ Status Journal::append_locked(events::Event* events, size_t n) {
   }
   if (n == 0) return Status::ok();
   st.batch.Clear();
+  std::vector<std::string> memory_batch;  // in_memory: the frames, kept once all are valid
   char key[kEventKeyBytes];
   std::memcpy(key, campaign_key_.data(), kCampaignKeyBytes);
   const uint64_t first = last_seq_.load(std::memory_order_relaxed) + 1;
@@ -330,12 +347,18 @@ Status Journal::append_locked(events::Event* events, size_t n) {
                                       " bytes exceeds the envelope limit; store large data "
                                       "as an artifact");
     }
+    if (options_.in_memory) {
+      memory_batch.push_back(st.frame);
+      continue;
+    }
     put_be64(key + kCampaignKeyBytes, e.seq);
     rocksdb::Status s = st.batch.Put(events_cf_, rocksdb::Slice(key, kEventKeyBytes), st.frame);
     if (!s.ok()) return from_rocks(s, st.where() + ": batching seq " + std::to_string(e.seq));
   }
-  rocksdb::Status s = db_->Write(st.write_options, &st.batch);
-  if (!s.ok()) {
+  if (options_.in_memory) {
+    std::lock_guard<std::mutex> mk(st.memory_mu);
+    for (auto& f : memory_batch) st.memory_frames.push_back(std::move(f));
+  } else if (rocksdb::Status s = db_->Write(st.write_options, &st.batch); !s.ok()) {
     return from_rocks(s, st.where() + ": append of seq " + std::to_string(first) +
                              (n > 1 ? ".." + std::to_string(first + n - 1) : ""));
   }
@@ -345,6 +368,21 @@ Status Journal::append_locked(events::Event* events, size_t n) {
   }
   st.wait_cv.notify_all();
   return Status::ok();
+}
+
+bool Journal::memory_find(MemoryTable table, const std::string& key, std::string* value) const {
+  std::lock_guard<std::mutex> lk(state_->memory_mu);
+  const auto& m = table == MemoryTable::kArtifacts ? state_->memory_artifacts : state_->memory_meta;
+  auto it = m.find(key);
+  if (it == m.end()) return false;
+  if (value != nullptr) *value = it->second;
+  return true;
+}
+
+void Journal::memory_put(MemoryTable table, const std::string& key, std::string value) {
+  std::lock_guard<std::mutex> lk(state_->memory_mu);
+  auto& m = table == MemoryTable::kArtifacts ? state_->memory_artifacts : state_->memory_meta;
+  m[key] = std::move(value);
 }
 
 Result<uint64_t> Journal::append(events::Event& e) {
@@ -381,6 +419,47 @@ Status Journal::scan(uint64_t from, uint64_t to,
   // Everything up to here was acknowledged before the iterator below takes its snapshot.
   const uint64_t known_last = last_seq_.load();
 
+  std::vector<uint64_t> aligned;  // frame copy with the envelope at an 8-aligned address
+  uint64_t expected = from;
+  // Built only on failure: the read path stays allocation-light.
+  auto at = [&expected] { return "seq " + std::to_string(expected) + ": "; };
+  // Copies the stored frame of `seq` to `aligned`, verifies it and hands it to visit; sets
+  // *more to what visit returned.
+  auto verify_and_visit = [&](uint64_t seq, std::string_view v, bool* more) -> Status {
+    aligned.resize((kCrcBytes + v.size() + 7) / 8 + 1);
+    char* base = reinterpret_cast<char*>(aligned.data()) + (8 - kCrcBytes);
+    std::memcpy(base, v.data(), v.size());
+    auto env = events::verify_frame(std::string_view(base, v.size()));
+    if (!env.ok()) return Status::corruption(at() + env.status().message() + " (" + where + ")");
+    const fb::Envelope& e = **env;
+    if (e.seq() != seq) {
+      return Status::corruption(at() + "envelope says seq " + std::to_string(e.seq()) + " (" +
+                                where + ")");
+    }
+    if (e.campaign() == nullptr || e.campaign()->string_view() != campaign_) {
+      return Status::corruption(at() + "envelope belongs to campaign \"" +
+                                (e.campaign() ? e.campaign()->str() : std::string()) +
+                                "\", not \"" + campaign_ + "\" (" + where + ")");
+    }
+    *more = visit(seq, e);
+    return Status::ok();
+  };
+
+  if (options_.in_memory) {
+    const uint64_t end = to == 0 ? known_last : std::min(to, known_last);
+    std::string frame;
+    for (; expected <= end; ++expected) {
+      {
+        std::lock_guard<std::mutex> mk(state_->memory_mu);
+        frame = state_->memory_frames[expected - 1];
+      }
+      bool more = true;
+      if (auto s = verify_and_visit(expected, frame, &more); !s) return s;
+      if (!more) return Status::ok();
+    }
+    return Status::ok();
+  }
+
   const std::string lower = event_key(campaign_key_, from);
   std::string upper;
   if (to != 0 && to != UINT64_MAX) {
@@ -404,16 +483,12 @@ Status Journal::scan(uint64_t from, uint64_t to,
   if (!upper.empty()) ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
 
-  std::vector<uint64_t> aligned;  // frame copy with the envelope at an 8-aligned address
-  uint64_t expected = from;
   for (it->Seek(lower); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < kCampaignKeyBytes ||
         std::memcmp(k.data(), campaign_key_.data(), kCampaignKeyBytes) != 0) {
       break;  // past this campaign
     }
-    // Built only on failure: the read path stays allocation-light.
-    auto at = [expected] { return "seq " + std::to_string(expected) + ": "; };
     if (k.size() != kEventKeyBytes) {
       return Status::corruption(at() + "malformed event key of " + std::to_string(k.size()) +
                                 " bytes (" + where + ")");
@@ -424,22 +499,11 @@ Status Journal::scan(uint64_t from, uint64_t to,
                                 std::to_string(seq) + " (" + where + ")");
     }
     const rocksdb::Slice v = it->value();
-    aligned.resize((kCrcBytes + v.size() + 7) / 8 + 1);
-    char* base = reinterpret_cast<char*>(aligned.data()) + (8 - kCrcBytes);
-    std::memcpy(base, v.data(), v.size());
-    auto env = events::verify_frame(std::string_view(base, v.size()));
-    if (!env.ok()) return Status::corruption(at() + env.status().message() + " (" + where + ")");
-    const fb::Envelope& e = **env;
-    if (e.seq() != seq) {
-      return Status::corruption(at() + "envelope says seq " + std::to_string(e.seq()) + " (" +
-                                where + ")");
+    bool more = true;
+    if (auto s = verify_and_visit(seq, std::string_view(v.data(), v.size()), &more); !s) {
+      return s;
     }
-    if (e.campaign() == nullptr || e.campaign()->string_view() != campaign_) {
-      return Status::corruption(at() + "envelope belongs to campaign \"" +
-                                (e.campaign() ? e.campaign()->str() : std::string()) +
-                                "\", not \"" + campaign_ + "\" (" + where + ")");
-    }
-    if (!visit(seq, e)) return Status::ok();
+    if (!more) return Status::ok();
     ++expected;
     if (to != 0 && seq >= to) break;
   }

@@ -41,10 +41,10 @@ struct JournalOptions {
   // at open, meant for finished logs (RocksDB leaves a plain read-only open of a database
   // that another process has open for writing undefined).
   bool follow = false;
-  // The log lives in memory (RocksDB's in-memory environment): nothing is written to disk and
-  // everything is gone when the journal closes, so durability has nothing to do. For scratch
-  // campaigns whose events are consumed as they happen (arc-replay ablate); `path` only names
-  // the log. Default off.
+  // The log lives in this process's memory, not in RocksDB: nothing is written to disk and
+  // everything is gone when the journal closes, so durability has nothing to do. Reads verify
+  // every frame as they do from disk. For scratch campaigns whose events are consumed as they
+  // happen (arc-replay ablate); `path` only names the log. Default off.
   bool in_memory = false;
 };
 
@@ -115,6 +115,10 @@ class Journal {
   Status restore_campaign();
   Status recover_last_seq();
   Status append_locked(events::Event* events, size_t n);
+  // in_memory: artifacts and meta, kept in State.
+  enum class MemoryTable { kArtifacts, kMeta };
+  bool memory_find(MemoryTable table, const std::string& key, std::string* value) const;
+  void memory_put(MemoryTable table, const std::string& key, std::string value);
   // Verifies events from <= seq <= to in order; visit returns false to stop early.
   Status scan(uint64_t from, uint64_t to,
               const std::function<bool(uint64_t seq, const fb::Envelope& env)>& visit) const;
