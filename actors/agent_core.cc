@@ -247,8 +247,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     if (traps.count(move) != 0) return std::nullopt;
     std::string canonical = c.canonical();
     if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
-    std::string h = storage::sha256_hex(canonical);
-    return Generated{std::move(c), std::move(h), std::move(move)};
+    return Generated{std::move(canonical), std::move(move)};
   };
   auto target_variant = [&](eval::Candidate& c, const std::string& t) -> eval::Variant& {
     return t.empty() ? c.base : c.gates[t];
@@ -466,13 +465,13 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     return out;
   }
   fb::CandidateProposedT c;
-  c.candidate_hash = g->hash;
+  c.candidate_hash = storage::sha256_hex(g->canonical);
   c.agent = setup_.name;
   c.parent = base.hash;
   c.skill = skill_name;
   c.move = g->move;
   c.view_seq = view.last_seq();
-  c.canonical = g->candidate.canonical();
+  c.canonical = std::move(g->canonical);
   out.proposed = std::move(c);
   return out;
 }

@@ -54,8 +54,7 @@ class AgentCore {
 
  private:
   struct Generated {
-    eval::Candidate candidate;
-    std::string hash;
+    std::string canonical;  // of the new candidate; its hash is taken once it is chosen
     std::string move;
   };
   const skills::Skill* find_skill(const std::string& name) const;
