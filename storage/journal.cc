@@ -313,7 +313,8 @@ Status Journal::set_campaign(const std::string& campaign_id) {
   return recover_last_seq();
 }
 
-Status Journal::append_locked(events::Event* events, size_t n) {
+Status Journal::append_locked(events::Event* events, size_t n,
+                              std::vector<std::string>* frames) {
   State& st = *state_;
   if (options_.read_only) {
     return Status::invalid_argument(st.where() + " is open read-only; append refused");
@@ -321,6 +322,7 @@ Status Journal::append_locked(events::Event* events, size_t n) {
   if (campaign_.empty()) {
     return Status::invalid_argument(st.where() + ": set_campaign() must come before append");
   }
+  if (frames != nullptr) frames->clear();
   if (n == 0) return Status::ok();
   st.batch.Clear();
   std::vector<std::string> memory_batch;  // in_memory: the frames, kept once all are valid
@@ -347,6 +349,7 @@ Status Journal::append_locked(events::Event* events, size_t n) {
                                       " bytes exceeds the envelope limit; store large data "
                                       "as an artifact");
     }
+    if (frames != nullptr) frames->push_back(st.frame);
     if (options_.in_memory) {
       memory_batch.push_back(st.frame);
       continue;
@@ -388,17 +391,21 @@ void Journal::memory_put(MemoryTable table, const std::string& key, std::string 
 Result<uint64_t> Journal::append(events::Event& e) {
   try {
     std::lock_guard<std::mutex> lk(state_->append_mu);
-    if (auto s = append_locked(&e, 1); !s) return s;
+    if (auto s = append_locked(&e, 1, nullptr); !s) return s;
     return last_seq_.load();
   } catch (const std::exception& ex) {
     return Status::internal(state_->where() + ": append: " + ex.what());
   }
 }
 
-Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch) {
+Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch,
+                                     std::vector<std::string>* frames) {
   try {
     std::lock_guard<std::mutex> lk(state_->append_mu);
-    if (auto s = append_locked(batch.data(), batch.size()); !s) return s;
+    if (auto s = append_locked(batch.data(), batch.size(), frames); !s) {
+      if (frames != nullptr) frames->clear();
+      return s;
+    }
     return last_seq_.load();
   } catch (const std::exception& ex) {
     return Status::internal(state_->where() + ": append_all: " + ex.what());

@@ -70,8 +70,10 @@ class Journal {
   // Assigns the next seq, stamps e.seq and e.campaign (and wall_time_ns if 0), writes it and
   // returns the seq once the durability policy is met.
   Result<uint64_t> append(events::Event& e);
-  // Appends several events in one write (one fsync under kSync).
-  Result<uint64_t> append_all(std::vector<events::Event>& batch);
+  // Appends several events in one write (one fsync under kSync). With `frames`, it receives
+  // the frame written for each event, in order (replacing what it held).
+  Result<uint64_t> append_all(std::vector<events::Event>& batch,
+                              std::vector<std::string>* frames = nullptr);
   // Forces everything appended so far to stable storage.
   Status sync();
 
@@ -114,7 +116,7 @@ class Journal {
   Status open_db(const std::string& path);
   Status restore_campaign();
   Status recover_last_seq();
-  Status append_locked(events::Event* events, size_t n);
+  Status append_locked(events::Event* events, size_t n, std::vector<std::string>* frames);
   // in_memory: artifacts and meta, kept in State.
   enum class MemoryTable { kArtifacts, kMeta };
   bool memory_find(MemoryTable table, const std::string& key, std::string* value) const;

@@ -247,6 +247,31 @@ TEST(JournalTest, AppendAllWritesOneDenseBatch) {
   for (size_t i = 0; i < batch.size(); ++i) EXPECT_TRUE((*all)[i + 1] == batch[i]);
 }
 
+TEST(JournalTest, AppendAllHandsBackTheFramesItWrote) {
+  for (bool in_memory : {false, true}) {
+    TempDir dir;
+    JournalOptions o;
+    o.in_memory = in_memory;
+    auto j = open_journal(dir.path(), o);
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->set_campaign(kCampaign).is_ok());
+    std::vector<Event> batch = {nth_event(0), nth_event(1), nth_event(2)};
+    std::vector<std::string> frames = {"stale"};
+    ASSERT_TRUE(j->append_all(batch, &frames).ok());
+    ASSERT_EQ(frames.size(), 3u);
+    Status s = j->read_raw(1, 0, [&frames](uint64_t seq, const fb::Envelope&) {
+      EXPECT_LE(seq, frames.size());
+      return true;
+    });
+    EXPECT_TRUE(s.is_ok());
+    for (size_t i = 0; i < frames.size(); ++i) {
+      auto e = events::decode_frame(frames[i]);
+      ASSERT_TRUE(e.ok()) << e.status().to_string();
+      EXPECT_TRUE(e.value() == batch[i]) << "frame " << i << (in_memory ? " in memory" : "");
+    }
+  }
+}
+
 TEST(JournalTest, AppendAllWithABadEventWritesNothing) {
   TempDir dir;
   auto j = open_journal(dir.path());
