@@ -173,7 +173,7 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
     fs::remove_all(ro.run_dir, ec);
   }
   const RunAnalysis a = analyze_run(ro.run_dir.string(), log);
-  out.unanswered = summarize(log).unanswered;
+  out.unanswered = count_unanswered(log);
   out.candidates = a.candidates;
   for (uint32_t b : budgets) {
     double best = 1.0;
