@@ -110,6 +110,18 @@ void normalize(eval::Candidate& c) {
   }
 }
 
+// The canonical form of c once normalized (c itself is left as it is).
+std::string normalized_canonical(const eval::Candidate& c) {
+  for (const auto& [w, v] : c.gates) {
+    if (v == c.base) {
+      eval::Candidate n = c;
+      normalize(n);
+      return n.canonical();
+    }
+  }
+  return c.canonical();
+}
+
 // Per workload, the fastest correct variant seen so far, composed into one dispatching
 // candidate: the base is the variant that wins most workloads (first in workload order on ties).
 std::optional<eval::Candidate> compose_gates(const CampaignView& view) {
@@ -242,10 +254,9 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   for (const auto& [w, _] : inc.candidate.gates) targets.push_back(w);
 
   const std::string inc_canonical = inc.candidate.canonical();
-  auto accept = [&](eval::Candidate c, std::string move) -> std::optional<Generated> {
-    normalize(c);
+  auto accept = [&](const eval::Candidate& c, std::string move) -> std::optional<Generated> {
     if (traps.count(move) != 0) return std::nullopt;
-    std::string canonical = c.canonical();
+    std::string canonical = normalized_canonical(c);
     if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
     return Generated{std::move(canonical), std::move(move)};
   };
@@ -270,29 +281,35 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
         return out;
       }
     }
+    // Each move edits the target variant of one working copy of the incumbent and puts it
+    // back afterwards: the same candidates as a fresh copy per move, without the copies.
     for (const auto& target : targets) {
-      eval::Candidate base = inc.candidate;
-      const eval::Variant& v0 = target_variant(base, target);
+      eval::Candidate c = inc.candidate;
+      eval::Variant& v = target_variant(c, target);
+      const eval::Variant v0 = v;
       for (const auto& w : recall.wins) {
-        eval::Candidate c = base;
-        if (apply_move_text(p, w.move, target_variant(c, target))) {
-          if (auto out = accept(std::move(c), w.move)) return out;
+        if (apply_move_text(p, w.move, v)) {
+          if (auto out = accept(c, w.move)) return out;
         }
+        v = v0;
       }
       for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
+        const std::string current = knob_value(v0, *k);
         for (const auto& val : k->values) {
-          eval::Candidate c = base;
-          eval::Variant& v = target_variant(c, target);
-          if (knob_value(v, *k) == val) continue;
+          if (current == val) continue;
           v.knobs[k->name] = val;
-          if (auto out = accept(std::move(c), "knob:" + k->name + "=" + val)) return out;
+          if (auto out = accept(c, "knob:" + k->name + "=" + val)) return out;
+        }
+        if (auto it = v0.knobs.find(k->name); it != v0.knobs.end()) {
+          v.knobs[k->name] = it->second;
+        } else {
+          v.knobs.erase(k->name);
         }
       }
       if (skill.moves.count("family_switch") != 0) {
         for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
-          eval::Candidate c = base;
-          target_variant(c, target) = switch_family(*f, v0);
-          if (auto out = accept(std::move(c), "family:" + f->name)) return out;
+          v = switch_family(*f, v0);
+          if (auto out = accept(c, "family:" + f->name)) return out;
         }
       }
     }
@@ -366,7 +383,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     } else {
       continue;  // a move kind this agent does not know
     }
-    if (auto out = accept(std::move(c), std::move(move))) return out;
+    if (auto out = accept(c, std::move(move))) return out;
   }
 
   // Random moves found nothing new: the walk's first find.
