@@ -235,7 +235,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
                                                         const CampaignView& view,
                                                         const Recall& recall,
                                                         uint64_t rng_seed,
-                                                        int attempts) const {
+                                                        int attempts, ComposedGate& gate) const {
   const eval::Problem& p = *problem_;
   Rng rng(rng_seed);
   std::set<std::string> traps;
@@ -265,13 +265,19 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   };
 
   const bool gating = skill.moves.count("shape_gate") != 0;
-  const std::optional<eval::Candidate> gated = gating ? compose_gates(view) : std::nullopt;
+  if (gating && !gate.done) {
+    gate.done = true;
+    gate.gated = compose_gates(view);
+    if (gate.gated) gate.canonical = gate.gated->canonical();
+  }
+  static const std::optional<eval::Candidate> kNoGate;
+  const std::optional<eval::Candidate>& gated = gating ? gate.gated : kNoGate;
 
   // Deterministic walk: the composed gate, each recalled win, every single-knob value and
   // every family in scope. If it finds nothing new the skill is exhausted around this base;
   // that only changes when recall or the composed gate does (the known set only grows), so
   // it is remembered under that key and the random moves below are not tried.
-  std::string key = skill.name + "|" + inc.hash + "|" + (gated ? gated->canonical() : "");
+  std::string key = skill.name + "|" + inc.hash + "|" + (gated ? gate.canonical : "");
   for (const auto& t : recall.traps) key += "|t:" + t.move;
   for (const auto& w : recall.wins) key += "|w:" + w.move;
   if (exhausted_.count(key) != 0) return std::nullopt;
@@ -441,11 +447,12 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     }
   }
 
+  ComposedGate gate;
   auto try_skill = [&](const std::string& name, const Incumbent& from, uint64_t seed,
                        int attempts = 8) -> std::optional<Generated> {
     const skills::Skill* skill = find_skill(name);
     if (skill == nullptr) return std::nullopt;
-    return generate(*skill, from, view, recall, seed, attempts);
+    return generate(*skill, from, view, recall, seed, attempts, gate);
   };
 
   std::optional<Generated> g = try_skill(skill_name, inc, base_seed);
