@@ -110,6 +110,18 @@ void normalize(eval::Candidate& c) {
   }
 }
 
+// The canonical form of c once normalized (c itself is left as it is).
+std::string normalized_canonical(const eval::Candidate& c) {
+  for (const auto& [w, v] : c.gates) {
+    if (v == c.base) {
+      eval::Candidate n = c;
+      normalize(n);
+      return n.canonical();
+    }
+  }
+  return c.canonical();
+}
+
 // Per workload, the fastest correct variant seen so far, composed into one dispatching
 // candidate: the base is the variant that wins most workloads (first in workload order on ties).
 std::optional<eval::Candidate> compose_gates(const CampaignView& view) {
@@ -223,7 +235,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
                                                         const CampaignView& view,
                                                         const Recall& recall,
                                                         uint64_t rng_seed,
-                                                        int attempts) const {
+                                                        int attempts, ComposedGate& gate) const {
   const eval::Problem& p = *problem_;
   Rng rng(rng_seed);
   std::set<std::string> traps;
@@ -242,26 +254,30 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   for (const auto& [w, _] : inc.candidate.gates) targets.push_back(w);
 
   const std::string inc_canonical = inc.candidate.canonical();
-  auto accept = [&](eval::Candidate c, std::string move) -> std::optional<Generated> {
-    normalize(c);
+  auto accept = [&](const eval::Candidate& c, std::string move) -> std::optional<Generated> {
     if (traps.count(move) != 0) return std::nullopt;
-    std::string canonical = c.canonical();
+    std::string canonical = normalized_canonical(c);
     if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
-    std::string h = storage::sha256_hex(canonical);
-    return Generated{std::move(c), std::move(h), std::move(move)};
+    return Generated{std::move(canonical), std::move(move)};
   };
   auto target_variant = [&](eval::Candidate& c, const std::string& t) -> eval::Variant& {
     return t.empty() ? c.base : c.gates[t];
   };
 
   const bool gating = skill.moves.count("shape_gate") != 0;
-  const std::optional<eval::Candidate> gated = gating ? compose_gates(view) : std::nullopt;
+  if (gating && !gate.done) {
+    gate.done = true;
+    gate.gated = compose_gates(view);
+    if (gate.gated) gate.canonical = gate.gated->canonical();
+  }
+  static const std::optional<eval::Candidate> kNoGate;
+  const std::optional<eval::Candidate>& gated = gating ? gate.gated : kNoGate;
 
   // Deterministic walk: the composed gate, each recalled win, every single-knob value and
   // every family in scope. If it finds nothing new the skill is exhausted around this base;
   // that only changes when recall or the composed gate does (the known set only grows), so
   // it is remembered under that key and the random moves below are not tried.
-  std::string key = skill.name + "|" + inc.hash + "|" + (gated ? gated->canonical() : "");
+  std::string key = skill.name + "|" + inc.hash + "|" + (gated ? gate.canonical : "");
   for (const auto& t : recall.traps) key += "|t:" + t.move;
   for (const auto& w : recall.wins) key += "|w:" + w.move;
   if (exhausted_.count(key) != 0) return std::nullopt;
@@ -271,29 +287,35 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
         return out;
       }
     }
+    // Each move edits the target variant of one working copy of the incumbent and puts it
+    // back afterwards: the same candidates as a fresh copy per move, without the copies.
     for (const auto& target : targets) {
-      eval::Candidate base = inc.candidate;
-      const eval::Variant& v0 = target_variant(base, target);
+      eval::Candidate c = inc.candidate;
+      eval::Variant& v = target_variant(c, target);
+      const eval::Variant v0 = v;
       for (const auto& w : recall.wins) {
-        eval::Candidate c = base;
-        if (apply_move_text(p, w.move, target_variant(c, target))) {
-          if (auto out = accept(std::move(c), w.move)) return out;
+        if (apply_move_text(p, w.move, v)) {
+          if (auto out = accept(c, w.move)) return out;
         }
+        v = v0;
       }
       for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
+        const std::string current = knob_value(v0, *k);
         for (const auto& val : k->values) {
-          eval::Candidate c = base;
-          eval::Variant& v = target_variant(c, target);
-          if (knob_value(v, *k) == val) continue;
+          if (current == val) continue;
           v.knobs[k->name] = val;
-          if (auto out = accept(std::move(c), "knob:" + k->name + "=" + val)) return out;
+          if (auto out = accept(c, "knob:" + k->name + "=" + val)) return out;
+        }
+        if (auto it = v0.knobs.find(k->name); it != v0.knobs.end()) {
+          v.knobs[k->name] = it->second;
+        } else {
+          v.knobs.erase(k->name);
         }
       }
       if (skill.moves.count("family_switch") != 0) {
         for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
-          eval::Candidate c = base;
-          target_variant(c, target) = switch_family(*f, v0);
-          if (auto out = accept(std::move(c), "family:" + f->name)) return out;
+          v = switch_family(*f, v0);
+          if (auto out = accept(c, "family:" + f->name)) return out;
         }
       }
     }
@@ -367,7 +389,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     } else {
       continue;  // a move kind this agent does not know
     }
-    if (auto out = accept(std::move(c), std::move(move))) return out;
+    if (auto out = accept(c, std::move(move))) return out;
   }
 
   // Random moves found nothing new: the walk's first find.
@@ -425,11 +447,12 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     }
   }
 
+  ComposedGate gate;
   auto try_skill = [&](const std::string& name, const Incumbent& from, uint64_t seed,
                        int attempts = 8) -> std::optional<Generated> {
     const skills::Skill* skill = find_skill(name);
     if (skill == nullptr) return std::nullopt;
-    return generate(*skill, from, view, recall, seed, attempts);
+    return generate(*skill, from, view, recall, seed, attempts, gate);
   };
 
   std::optional<Generated> g = try_skill(skill_name, inc, base_seed);
@@ -466,13 +489,13 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     return out;
   }
   fb::CandidateProposedT c;
-  c.candidate_hash = g->hash;
+  c.candidate_hash = storage::sha256_hex(g->canonical);
   c.agent = setup_.name;
   c.parent = base.hash;
   c.skill = skill_name;
   c.move = g->move;
   c.view_seq = view.last_seq();
-  c.canonical = g->candidate.canonical();
+  c.canonical = std::move(g->canonical);
   out.proposed = std::move(c);
   return out;
 }

@@ -54,14 +54,20 @@ class AgentCore {
 
  private:
   struct Generated {
-    eval::Candidate candidate;
-    std::string hash;
+    std::string canonical;  // of the new candidate; its hash is taken once it is chosen
     std::string move;
+  };
+  // The composed gate of a view (per workload the fastest variant so far) and its canonical
+  // form, worked out at most once per proposal: the view does not change while it is made.
+  struct ComposedGate {
+    bool done = false;
+    std::optional<eval::Candidate> gated;
+    std::string canonical;  // empty without a gate
   };
   const skills::Skill* find_skill(const std::string& name) const;
   std::optional<Generated> generate(const skills::Skill& skill, const Incumbent& incumbent,
                                     const CampaignView& view, const Recall& recall,
-                                    uint64_t rng_seed, int attempts) const;
+                                    uint64_t rng_seed, int attempts, ComposedGate& gate) const;
   // Eligible skills other than `from`, untried ones first, in a seeded order.
   std::vector<std::string> draft_order(const std::string& from, uint64_t rng_seed) const;
 

@@ -13,7 +13,7 @@
 
 namespace arc::actors {
 
-Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options) {
+Status apply_overrides(CampaignConfig& config, const RunOptions& options) {
   if (options.seed) {
     config.seed = *options.seed;
     config.overrides["seed"] = std::to_string(*options.seed);
@@ -29,6 +29,11 @@ Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOption
     config.mode = *options.mode;
     config.overrides["mode"] = to_string(*options.mode);
   }
+  return Status::ok();
+}
+
+Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options) {
+  if (auto s = apply_overrides(config, options); !s) return s;
   auto problem = eval::load_problem(config.problem);
   if (!problem) return problem.status();
   auto skills = skills::load_skills(config.skills);
@@ -58,6 +63,10 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   namespace fs = std::filesystem;
   if (!options.make_evaluator) return Status::invalid_argument("no evaluator configured");
   std::error_code ec;
+  if (options.resume && options.in_memory_log) {
+    return Status::invalid_argument(options.run_dir.string() +
+                                    ": an in-memory log cannot be resumed");
+  }
   if (options.resume) {
     if (!fs::exists(log_dir_of(options.run_dir), ec)) {
       return Status::invalid_argument(options.run_dir.string() +
@@ -71,11 +80,14 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
 
-  fs::create_directories(options.run_dir, ec);
-  if (ec) {
-    return Status::io_error("cannot create " + options.run_dir.string() + ": " + ec.message());
+  if (!options.in_memory_log) {
+    fs::create_directories(options.run_dir, ec);
+    if (ec) {
+      return Status::io_error("cannot create " + options.run_dir.string() + ": " + ec.message());
+    }
   }
   storage::JournalOptions jo;
+  jo.in_memory = options.in_memory_log;
   jo.durability = prepared.config.durability == "batch" ? storage::Durability::kBatch
                                                         : storage::Durability::kSync;
   jo.create_if_missing = !options.resume;
@@ -122,8 +134,11 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                           std::to_string(FLATBUFFERS_VERSION_REVISION)},
       {"evaluator", ctx.evaluator->name()},
   };
-  ctx.compile_jobs = std::max(1u, std::thread::hardware_concurrency());
+  ctx.compile_jobs = options.compile_jobs != 0
+                         ? options.compile_jobs
+                         : std::max(1u, std::thread::hardware_concurrency());
   ctx.observer = options.observer;
+  ctx.detached_guard = options.guard_thread;
 
   std::string stop_reason;
   Status failure;

@@ -24,6 +24,16 @@ struct RunOptions {
   std::optional<uint32_t> budget;    // overrides [campaign].budget
   std::optional<Mode> mode;          // overrides [campaign].mode
   uint32_t threads = 0;              // CAF scheduler threads; 0 = hardware concurrency
+  // Compile jobs the guard runs at once for a lockstep round; 0 = hardware concurrency, 1 =
+  // one after the other on the guard's thread.
+  uint32_t compile_jobs = 0;
+  // The guard blocks on evaluations, so it gets a thread of its own; an evaluator that answers
+  // at once (replay) lets it share the scheduler's threads instead. Default on.
+  bool guard_thread = true;
+  // The log lives in memory (storage::JournalOptions::in_memory): nothing is written under
+  // run_dir, and the events are gone once the run returns, so `observer` is the only way to
+  // see them. For scratch campaigns (arc-replay ablate); not with resume. Default off.
+  bool in_memory_log = false;
   // Builds the evaluator for the problem (host, replay, ...). Required.
   std::function<Result<std::unique_ptr<eval::Evaluator>>(const eval::Problem&)> make_evaluator;
   // Called for every durable event, in seq order, from an actor thread.
@@ -44,6 +54,10 @@ struct PreparedCampaign {
   std::vector<skills::Skill> skills;
 };
 Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options);
+// The overrides of `options` (seed, budget, mode) applied to a configuration, as
+// prepare_campaign() applies them; lets one prepared campaign serve runs that differ only in
+// those.
+Status apply_overrides(CampaignConfig& config, const RunOptions& options);
 
 Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& options);
 

@@ -1,7 +1,8 @@
 #pragma once
-// Follower: the part of an actor shell that follows the journal. It decodes published frames
-// in seq order, hands each event to the actor's cores, and runs continuations that wait for
-// the log to reach a given seq.
+// Follower: the part of an actor shell that follows the journal. It takes published events in
+// seq order (decoded by the journal, or decoding the frames itself when they come alone),
+// hands each event to the actor's cores, and runs continuations that wait for the log to reach
+// a given seq.
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -19,12 +20,21 @@ class Follower {
   template <class Apply>
   bool on_published(const published_events& p, Apply&& apply) {
     uint64_t seq = p.first_seq;
-    for (const auto& frame : *p.frames) {
-      if (seq++ <= applied_) continue;  // already seen
-      auto e = events::decode_frame(frame);
-      if (!e) return false;
-      apply(static_cast<const events::Event&>(e.value()));
-      applied_ = e->seq;
+    if (p.events) {
+      // Decoded once by the journal from these frames.
+      for (const auto& e : *p.events) {
+        if (seq++ <= applied_) continue;  // already seen
+        apply(e);
+        applied_ = e.seq;
+      }
+    } else {
+      for (const auto& frame : *p.frames) {
+        if (seq++ <= applied_) continue;
+        auto e = events::decode_frame(frame);
+        if (!e) return false;
+        apply(static_cast<const events::Event&>(e.value()));
+        applied_ = e->seq;
+      }
     }
     run_due();
     return true;

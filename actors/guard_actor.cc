@@ -177,6 +177,10 @@ void precompile(guard_actor self, CampaignContext* ctx, const submission_list& s
     if (c) todo.emplace_back(h, std::move(c.value()));
   }
   const size_t jobs = std::max<uint32_t>(1, ctx->compile_jobs);
+  if (jobs == 1) {
+    for (const auto& [h, c] : todo) self->state.precompiled[h] = ctx->evaluator->compile(c, h);
+    return;
+  }
   for (size_t start = 0; start < todo.size(); start += jobs) {
     std::vector<std::future<fb::CompileFinishedT>> futures;
     for (size_t i = start; i < std::min(todo.size(), start + jobs); ++i) {

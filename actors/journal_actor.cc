@@ -8,6 +8,19 @@
 namespace arc::actors {
 namespace {
 
+// Every frame verified and unpacked, once for all subscribers.
+Result<std::shared_ptr<const std::vector<events::Event>>> decode_all(
+    const std::vector<std::string>& frames) {
+  auto out = std::make_shared<std::vector<events::Event>>();
+  out->reserve(frames.size());
+  for (const auto& f : frames) {
+    auto e = events::decode_frame(f);
+    if (!e) return e.status();
+    out->push_back(std::move(e.value()));
+  }
+  return std::shared_ptr<const std::vector<events::Event>>(std::move(out));
+}
+
 struct journal_state {
   JournalCore core;
   std::vector<caf::actor> subscribers;
@@ -38,22 +51,25 @@ caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
           if (auto why = self->state.core.refuse(list.events); !why.empty()) {
             return caf::make_error(caf::sec::runtime_error, "journal refuses the append: " + why);
           }
-          auto last = ctx->journal->append_all(list.events);
+          auto frames = std::make_shared<std::vector<std::string>>();
+          auto last = ctx->journal->append_all(list.events, frames.get());
           if (!last) {
             // The log is the truth: nothing unlogged may go on. Tell the requester why.
             return caf::make_error(caf::sec::runtime_error,
                                    "journal append failed: " + last.status().to_string());
           }
           seq_list out;
-          auto frames = std::make_shared<std::vector<std::string>>();
-          frames->reserve(list.events.size());
           for (const auto& e : list.events) {
             out.seqs.push_back(e.seq);
             self->state.core.apply(e);
-            frames->push_back(events::encode_frame(e));
             if (ctx->observer) ctx->observer(e);
           }
-          published_events pub{std::move(frames), out.seqs.front()};
+          auto decoded = decode_all(*frames);
+          if (!decoded) {
+            return caf::make_error(caf::sec::runtime_error,
+                                   "journal: " + decoded.status().to_string());
+          }
+          published_events pub{std::move(frames), out.seqs.front(), std::move(decoded.value())};
           for (const auto& s : self->state.subscribers) self->send(s, pub);
           return out;
         },
@@ -70,7 +86,12 @@ caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
             self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
             return;
           }
-          self->send(who, published_events{std::move(frames), 1});
+          auto decoded = decode_all(*frames);
+          if (!decoded) {
+            self->quit(caf::make_error(caf::sec::runtime_error, decoded.status().to_string()));
+            return;
+          }
+          self->send(who, published_events{std::move(frames), 1, std::move(decoded.value())});
         },
         [ctx](sync_atom) -> bool { return ctx->journal->sync().is_ok(); },
     };

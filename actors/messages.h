@@ -15,10 +15,13 @@
 
 namespace arc::actors {
 
-// Events the journal made durable, published to subscribers in seq order.
+// Events the journal made durable, published to subscribers in seq order: the frames as
+// stored and, decoded (verified and unpacked) once by the journal for every subscriber, the
+// events they hold.
 struct published_events {
   std::shared_ptr<const std::vector<std::string>> frames;
   uint64_t first_seq = 0;
+  std::shared_ptr<const std::vector<events::Event>> events;  // decode_frame of each frame
 };
 
 // Events to append, in order.

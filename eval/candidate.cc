@@ -1,5 +1,7 @@
 #include "eval/candidate.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "storage/sha256.h"
@@ -103,6 +105,87 @@ Result<Variant> variant_from(const nlohmann::json& j, const std::string& where) 
   return v;
 }
 
+// A reader of exactly the text canonical() writes: sorted, unique keys, no whitespace, plain
+// ASCII strings without escapes, no empty fields. It answers nothing (nullopt) for any other
+// text, which the JSON parser then reads and judges, so both give the same candidate for every
+// text this one accepts. Logs hold canonical forms, and every view and the guard read each one.
+class CanonicalReader {
+ public:
+  explicit CanonicalReader(std::string_view t) : t_(t) {}
+
+  std::optional<Candidate> read() {
+    Candidate c;
+    if (!literal("{\"base\":") || !variant(c.base)) return std::nullopt;
+    if (literal(",\"gates\":{")) {
+      std::string last;
+      do {
+        std::string w;
+        if (!string(w) || (!c.gates.empty() && w <= last) || !literal(":")) return std::nullopt;
+        Variant v;
+        if (!variant(v)) return std::nullopt;
+        last = w;
+        c.gates.emplace_hint(c.gates.end(), std::move(w), std::move(v));
+      } while (literal(","));
+      if (!literal("}")) return std::nullopt;
+    }
+    if (!literal("}") || pos_ != t_.size()) return std::nullopt;
+    return c;
+  }
+
+ private:
+  bool literal(std::string_view l) {
+    if (t_.substr(pos_, l.size()) != l) return false;
+    pos_ += l.size();
+    return true;
+  }
+
+  // A non-empty string of printable ASCII without quotes or backslashes.
+  bool string(std::string& out) {
+    if (!literal("\"")) return false;
+    const size_t start = pos_;
+    while (pos_ < t_.size()) {
+      const unsigned char c = static_cast<unsigned char>(t_[pos_]);
+      if (c == '"') break;
+      if (c < 0x20 || c >= 0x80 || c == '\\') return false;
+      ++pos_;
+    }
+    if (pos_ >= t_.size() || pos_ == start) return false;
+    out.assign(t_.substr(start, pos_ - start));
+    ++pos_;
+    return true;
+  }
+
+  bool variant(Variant& v) {
+    if (!literal("{")) return false;
+    bool any = false;
+    if (literal("\"family\":")) {
+      if (!string(v.family)) return false;
+      any = true;
+    }
+    if (literal(any ? ",\"knobs\":{" : "\"knobs\":{")) {
+      std::string last;
+      do {
+        std::string n, val;
+        if (!string(n) || (!v.knobs.empty() && n <= last) || !literal(":") || !string(val)) {
+          return false;
+        }
+        last = n;
+        v.knobs.emplace_hint(v.knobs.end(), std::move(n), std::move(val));
+      } while (literal(","));
+      if (!literal("}")) return false;
+      any = true;
+    }
+    if (literal(any ? ",\"source\":" : "\"source\":")) {
+      if (!string(v.source)) return false;
+    }
+    // Exactly one of family and source, as variant_from() demands.
+    return literal("}") && v.family.empty() != v.source.empty();
+  }
+
+  std::string_view t_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
 
 std::string Variant::key() const {
@@ -148,6 +231,7 @@ std::string Candidate::canonical() const {
 std::string Candidate::hash() const { return storage::sha256_hex(canonical()); }
 
 Result<Candidate> Candidate::from_canonical(std::string_view text) {
+  if (auto c = CanonicalReader(text).read()) return std::move(*c);
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return Status::invalid_argument("candidate: expected a JSON object");

@@ -47,11 +47,14 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
     return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
   }
   if (choice.kind == "replay") {
-    if (choice.replay_logs.empty()) {
+    if (choice.replay_logs.empty() && !choice.replay_records) {
       return Status::invalid_argument("--replay-from: the replay evaluator needs at least one "
                                       "recorded run directory");
     }
-    auto r = ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
+    auto r = choice.replay_records
+                 ? Result<std::unique_ptr<ReplayEvaluator>>(
+                       ReplayEvaluator::over(choice.replay_records, choice.resample_seed))
+                 : ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
     if (!r) return r.status();
     // Measurements of another version of the problem answer nothing about this one.
     for (const auto& [log, hash] : r.value()->problem_hashes()) {

@@ -10,10 +10,15 @@
 
 namespace arc::eval {
 
+struct ReplayRecords;
+
 struct EvaluatorChoice {
   std::string kind = "auto";  // auto (the problem's backend) | host | cuda | replay
   std::vector<std::filesystem::path> replay_logs;  // replay: run directories or logs
   uint64_t resample_seed = 0;                   // replay: 0 answers exactly as recorded
+  // replay: measurements already loaded (ReplayRecords::load of replay_logs); when set, the
+  // logs are not read again.
+  std::shared_ptr<const ReplayRecords> replay_records;
   std::filesystem::path cache_dir;              // host: compile cache; empty = default
 };
 

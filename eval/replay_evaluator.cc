@@ -41,10 +41,9 @@ void resample(fb::CandidateEvaluatedT& e, uint64_t seed) {
 
 }  // namespace
 
-Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
-    const std::vector<std::filesystem::path>& logs, uint64_t resample_seed) {
-  std::unique_ptr<ReplayEvaluator> r(new ReplayEvaluator());
-  r->resample_seed_ = resample_seed;
+Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
+    const std::vector<std::filesystem::path>& logs) {
+  auto r = std::make_shared<ReplayRecords>();
   for (const auto& path : logs) {
     auto dir = std::filesystem::exists(path / "log") ? path / "log" : path;
     storage::JournalOptions jo;
@@ -56,20 +55,20 @@ Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
     Status s = j.value()->read(1, 0, [&r, &name](uint64_t, const events::Event& e) {
       switch (e.payload.type) {
         case fb::Payload::CampaignStarted:
-          if (r->device_.empty()) r->device_ = e.payload.AsCampaignStarted()->device;
-          r->problem_hashes_[name] = e.payload.AsCampaignStarted()->problem_hash;
+          if (r->device.empty()) r->device = e.payload.AsCampaignStarted()->device;
+          r->problem_hashes[name] = e.payload.AsCampaignStarted()->problem_hash;
           break;
         case fb::Payload::PeaksMeasured:
-          if (!r->peaks_) r->peaks_ = *e.payload.AsPeaksMeasured();
+          if (!r->peaks) r->peaks = *e.payload.AsPeaksMeasured();
           break;
         case fb::Payload::CompileFinished: {
           const auto* p = e.payload.AsCompileFinished();
-          r->compiles_.emplace(p->candidate_hash, *p);
+          r->compiles.emplace(p->candidate_hash, *p);
           break;
         }
         case fb::Payload::CandidateEvaluated: {
           const auto* p = e.payload.AsCandidateEvaluated();
-          r->evaluations_.emplace(p->candidate_hash, *p);
+          r->evaluations.emplace(p->candidate_hash, *p);
           break;
         }
         default:
@@ -79,16 +78,31 @@ Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
     });
     if (!s) return Status::corruption(dir.string() + ": " + s.message());
   }
+  return std::shared_ptr<const ReplayRecords>(std::move(r));
+}
+
+Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
+    const std::vector<std::filesystem::path>& logs, uint64_t resample_seed) {
+  auto records = ReplayRecords::load(logs);
+  if (!records) return records.status();
+  return over(std::move(records.value()), resample_seed);
+}
+
+std::unique_ptr<ReplayEvaluator> ReplayEvaluator::over(
+    std::shared_ptr<const ReplayRecords> records, uint64_t resample_seed) {
+  std::unique_ptr<ReplayEvaluator> r(new ReplayEvaluator());
+  r->resample_seed_ = resample_seed;
+  r->records_ = std::move(records);
   return r;
 }
 
 Result<fb::PeaksMeasuredT> ReplayEvaluator::peaks() {
-  if (!peaks_) return Status::not_found("replay: no PeaksMeasured in the recorded logs");
-  return *peaks_;
+  if (!records_->peaks) return Status::not_found("replay: no PeaksMeasured in the recorded logs");
+  return *records_->peaks;
 }
 
 fb::CompileFinishedT ReplayEvaluator::compile(const Candidate&, const std::string& hash) {
-  if (auto it = compiles_.find(hash); it != compiles_.end()) return it->second;
+  if (auto it = records_->compiles.find(hash); it != records_->compiles.end()) return it->second;
   fb::CompileFinishedT c;
   c.candidate_hash = hash;
   c.ok = true;  // nothing to compile: evaluate() says what is missing
@@ -98,7 +112,8 @@ fb::CompileFinishedT ReplayEvaluator::compile(const Candidate&, const std::strin
 
 fb::CandidateEvaluatedT ReplayEvaluator::evaluate(const EvalRequest& request,
                                                   const fb::CompileFinishedT&) {
-  if (auto it = evaluations_.find(request.candidate_hash); it != evaluations_.end()) {
+  const auto& evaluations = records_->evaluations;
+  if (auto it = evaluations.find(request.candidate_hash); it != evaluations.end()) {
     fb::CandidateEvaluatedT e = it->second;
     if (resample_seed_ != 0) resample(e, resample_seed_);
     return e;
@@ -109,7 +124,7 @@ fb::CandidateEvaluatedT ReplayEvaluator::evaluate(const EvalRequest& request,
   }
   fb::CandidateEvaluatedT e;
   e.candidate_hash = request.candidate_hash;
-  e.device = device_;
+  e.device = records_->device;
   e.evaluator = "replay";
   // One UNANSWERED entry stands for every workload: the guard REJECTs the candidate with it.
   auto w = std::make_unique<fb::WorkloadEvaluationT>();

@@ -5,6 +5,8 @@
 // lists in unanswered().
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -14,6 +16,20 @@
 
 namespace arc::eval {
 
+// The measurements of a set of logs, indexed once and shared read-only by any number of replay
+// evaluators (an ablation runs hundreds of campaigns against the same sweep).
+struct ReplayRecords {
+  std::string device;  // of the first log that names one
+  std::map<std::string, std::string> problem_hashes;  // log path -> problem hash
+  std::optional<fb::PeaksMeasuredT> peaks;
+  std::map<std::string, fb::CompileFinishedT> compiles;       // by candidate hash
+  std::map<std::string, fb::CandidateEvaluatedT> evaluations;  // by candidate hash
+
+  // Reads and indexes the logs (each a run directory's log folder, or a run directory).
+  static Result<std::shared_ptr<const ReplayRecords>> load(
+      const std::vector<std::filesystem::path>& logs);
+};
+
 class ReplayEvaluator : public Evaluator {
  public:
   // Indexes the logs (each a run directory's log folder, or a run directory). With a
@@ -22,28 +38,29 @@ class ReplayEvaluator : public Evaluator {
   // so that counterfactual campaigns over several seeds see the measured noise.
   static Result<std::unique_ptr<ReplayEvaluator>> open(
       const std::vector<std::filesystem::path>& logs, uint64_t resample_seed = 0);
+  // As open(), answering from records already loaded.
+  static std::unique_ptr<ReplayEvaluator> over(std::shared_ptr<const ReplayRecords> records,
+                                               uint64_t resample_seed = 0);
 
   std::string name() const override { return "replay"; }
-  std::string device() const override { return device_; }
+  std::string device() const override { return records_->device; }
   Result<fb::PeaksMeasuredT> peaks() override;
   fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) override;
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;
 
-  size_t recorded() const { return evaluations_.size(); }
+  size_t recorded() const { return records_->evaluations.size(); }
   // Problem hash of every log given (from its CampaignStarted), by log path.
-  const std::map<std::string, std::string>& problem_hashes() const { return problem_hashes_; }
+  const std::map<std::string, std::string>& problem_hashes() const {
+    return records_->problem_hashes;
+  }
   // Hashes of the candidates asked for and not found, in the order asked.
   std::vector<std::string> unanswered() const;
 
  private:
   ReplayEvaluator() = default;
   uint64_t resample_seed_ = 0;
-  std::string device_;
-  std::map<std::string, std::string> problem_hashes_;
-  std::optional<fb::PeaksMeasuredT> peaks_;
-  std::map<std::string, fb::CompileFinishedT> compiles_;
-  std::map<std::string, fb::CandidateEvaluatedT> evaluations_;
+  std::shared_ptr<const ReplayRecords> records_;
   mutable std::mutex mu_;
   std::vector<std::string> unanswered_;
 };

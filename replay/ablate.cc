@@ -1,15 +1,18 @@
 #include "replay/ablate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
+#include "eval/replay_evaluator.h"
 #include "replay/analyze.h"
 #include "replay/plot.h"
 #include "replay/summary.h"
@@ -115,6 +118,77 @@ Result<AblationConfig> parse_ablation_config(const std::string& spec) {
   return c;
 }
 
+namespace {
+
+// What one counterfactual campaign contributes to the report.
+struct SeedResult {
+  Status status;
+  std::vector<double> best_at;  // per budget
+  std::vector<std::pair<uint32_t, double>> curve;
+  double best_score = 1.0;
+  uint32_t unanswered = 0;
+  uint32_t candidates = 0;
+};
+
+// Runs one configuration at one seed. Thread-safe: everything shared is read-only.
+SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& name,
+                   uint32_t seed, const AblationOptions& o, const std::vector<uint32_t>& budgets,
+                   const std::shared_ptr<const eval::ReplayRecords>& records, uint32_t threads) {
+  namespace fs = std::filesystem;
+  SeedResult out;
+  actors::RunOptions ro;
+  ro.run_dir = o.work_dir / (name + "-" + std::to_string(seed));
+  ro.seed = seed;
+  ro.threads = threads;
+  ro.compile_jobs = 1;        // replay compiles nothing
+  ro.guard_thread = false;    // and answers every evaluation at once
+  ro.in_memory_log = !o.logs_on_disk;
+  std::error_code ec;
+  if (o.logs_on_disk) fs::remove_all(ro.run_dir, ec);
+  eval::EvaluatorChoice choice;
+  choice.kind = "replay";
+  choice.replay_logs = o.measurements;
+  choice.replay_records = records;
+  choice.resample_seed = seed;
+  ro.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  std::vector<events::Event> log;
+  if (!o.logs_on_disk) {
+    // Called from the journal actor only, in seq order.
+    ro.observer = [&log](const events::Event& e) { log.push_back(e); };
+  }
+  actors::PreparedCampaign p = prepared;
+  if (out.status = actors::apply_overrides(p.config, ro); !out.status) return out;
+  auto run = actors::run_campaign(std::move(p), ro);
+  if (!run) {
+    out.status = run.status();
+    return out;
+  }
+  if (o.logs_on_disk) {
+    auto read = read_run(ro.run_dir);
+    if (!read) {
+      out.status = read.status();
+      return out;
+    }
+    log = std::move(read.value());
+    fs::remove_all(ro.run_dir, ec);
+  }
+  const RunAnalysis a = analyze_run(ro.run_dir.string(), log);
+  out.unanswered = count_unanswered(log);
+  out.candidates = a.candidates;
+  for (uint32_t b : budgets) {
+    double best = 1.0;
+    for (const auto& [i, s] : a.campaign_curve) {
+      if (i <= b) best = s;
+    }
+    out.best_at.push_back(best);
+  }
+  out.best_score = a.best_score;
+  out.curve = a.campaign_curve;
+  return out;
+}
+
+}  // namespace
+
 Result<AblationReport> run_ablation(const AblationOptions& o) {
   namespace fs = std::filesystem;
   if (o.configs.empty()) return Status::invalid_argument("ablate: no configuration");
@@ -129,11 +203,9 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   const uint32_t max_budget = report.budgets.back();
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
-  std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;  // config, seed
+  // Every configuration is checked and prepared (problem, skills) before any campaign runs.
+  std::vector<actors::PreparedCampaign> prepared;
   for (const auto& cfg : o.configs) {
-    ConfigResult res;
-    res.name = cfg.name;
-    res.changes = cfg.changes;
     actors::CampaignConfig c = base.value();
     for (const auto& ch : cfg.changes) {
       if (auto s = apply_change(c, ch); !s) return s;
@@ -146,38 +218,53 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     std::ofstream(file) << text;
     auto parsed = actors::parse_campaign(text, file);
     if (!parsed) return parsed.status();
+    auto p = actors::prepare_campaign(std::move(parsed.value()), actors::RunOptions{});
+    if (!p) return p.status();
+    prepared.push_back(std::move(p.value()));
+  }
+  // The measurements are read once and shared by every campaign.
+  if (o.measurements.empty()) {
+    return Status::invalid_argument("--from: expected at least one sweep or run directory");
+  }
+  auto records = eval::ReplayRecords::load(o.measurements);
+  if (!records) return records.status();
+
+  // Campaigns run in parallel; each result lands in its own slot, so the report is the same
+  // for any number of jobs.
+  const size_t n_tasks = o.configs.size() * o.seeds;
+  const uint32_t jobs = static_cast<uint32_t>(std::min<size_t>(
+      n_tasks, o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency())));
+  // One campaign per core: all its actors share one scheduler thread.
+  const uint32_t threads = 1;
+  std::vector<SeedResult> results(n_tasks);
+  std::atomic<size_t> next{0};
+  auto worker = [&o, &prepared, &results, &next, &records, &report, n_tasks, threads] {
+    for (size_t t = next++; t < n_tasks; t = next++) {
+      const size_t ci = t / o.seeds;
+      const uint32_t seed = static_cast<uint32_t>(t % o.seeds) + 1;
+      results[t] = run_one(prepared[ci], o.configs[ci].name, seed, o, report.budgets,
+                           records.value(), threads);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (uint32_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+
+  std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;  // config, seed
+  for (size_t ci = 0; ci < o.configs.size(); ++ci) {
+    ConfigResult res;
+    res.name = o.configs[ci].name;
+    res.changes = o.configs[ci].changes;
     curves.emplace_back();
-    for (uint32_t seed = 1; seed <= o.seeds; ++seed) {
-      actors::RunOptions ro;
-      ro.run_dir = o.work_dir / (cfg.name + "-" + std::to_string(seed));
-      fs::remove_all(ro.run_dir, ec);
-      ro.seed = seed;
-      eval::EvaluatorChoice choice;
-      choice.kind = "replay";
-      choice.replay_logs = o.measurements;
-      choice.resample_seed = seed;
-      ro.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
-      auto prepared = actors::prepare_campaign(parsed.value(), ro);
-      if (!prepared) return prepared.status();
-      auto run = actors::run_campaign(std::move(prepared.value()), ro);
-      if (!run) return run.status();
-      auto log = read_run(ro.run_dir);
-      if (!log) return log.status();
-      const RunAnalysis a = analyze_run(ro.run_dir.string(), log.value());
-      res.unanswered += summarize(log.value()).unanswered;
-      res.candidates += a.candidates;
-      std::vector<double> at;
-      for (uint32_t b : report.budgets) {
-        double best = 1.0;
-        for (const auto& [i, s] : a.campaign_curve) {
-          if (i <= b) best = s;
-        }
-        at.push_back(best);
-      }
-      res.best_at.push_back(at);
-      report.best_known = std::max(report.best_known, a.best_score);
-      curves.back().push_back(a.campaign_curve);
-      fs::remove_all(ro.run_dir, ec);
+    for (uint32_t k = 0; k < o.seeds; ++k) {
+      SeedResult& r = results[ci * o.seeds + k];
+      if (!r.status) return r.status;
+      res.unanswered += r.unanswered;
+      res.candidates += r.candidates;
+      res.best_at.push_back(std::move(r.best_at));
+      report.best_known = std::max(report.best_known, r.best_score);
+      curves.back().push_back(std::move(r.curve));
     }
     report.configs.push_back(std::move(res));
   }

@@ -37,6 +37,13 @@ struct AblationOptions {
   std::vector<uint32_t> budgets = {25, 50, 100, 200};
   uint32_t bootstrap = 2000;  // resamples for the confidence intervals
   std::filesystem::path work_dir;  // scratch; removed afterwards
+  // Campaigns run at once, each on its own actor system; 0 = hardware concurrency. The report
+  // does not depend on it: every campaign is a pure function of its configuration and seed.
+  uint32_t jobs = 0;
+  // Where the counterfactual campaigns keep their logs: in memory (default; nothing is written
+  // and the events are folded as they are appended), or RocksDB logs under work_dir, appended
+  // with durability batch, read back and removed (how ablations ran before; for comparison).
+  bool logs_on_disk = false;
 };
 
 struct ConfigResult {

@@ -18,6 +18,13 @@
 namespace arc::replay {
 namespace {
 
+bool unanswered(const fb::CandidateEvaluatedT& e) {
+  for (const auto& w : e.workloads) {
+    if (w->status == fb::WorkloadStatus::UNANSWERED) return true;
+  }
+  return false;
+}
+
 std::string fmt_ns(double ns) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(ns >= 1e6 ? 2 : 1);
@@ -47,6 +54,16 @@ AgentSummary& agent(CampaignSummary& s, const std::string& name) {
 }
 
 }  // namespace
+
+uint32_t count_unanswered(const std::vector<events::Event>& log) {
+  uint32_t n = 0;
+  for (const auto& e : log) {
+    if (e.payload.type == fb::Payload::CandidateEvaluated) {
+      n += unanswered(*e.payload.AsCandidateEvaluated()) ? 1 : 0;
+    }
+  }
+  return n;
+}
 
 CampaignSummary summarize(const std::vector<events::Event>& log) {
   CampaignSummary s;
@@ -95,12 +112,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
       case fb::Payload::CandidateEvaluated: {
         const auto* p = e.payload.AsCandidateEvaluated();
         evals.emplace(p->candidate_hash, *p);
-        for (const auto& w : p->workloads) {
-          if (w->status == fb::WorkloadStatus::UNANSWERED) {
-            ++s.unanswered;
-            break;
-          }
-        }
+        s.unanswered += unanswered(*p) ? 1 : 0;
         break;
       }
       case fb::Payload::Decision: {

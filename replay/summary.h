@@ -69,6 +69,8 @@ struct CampaignSummary {
 };
 
 CampaignSummary summarize(const std::vector<events::Event>& log);
+// Candidates the replay evaluator had no measurement of (summarize()'s `unanswered`).
+uint32_t count_unanswered(const std::vector<events::Event>& log);
 nlohmann::json to_json(const CampaignSummary& s);
 // A fixed-width table for terminals.
 std::string to_table(const CampaignSummary& s);

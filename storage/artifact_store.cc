@@ -24,6 +24,12 @@ Result<std::string> Journal::put_artifact(std::string_view blob) {
     return Status::invalid_argument("journal is open read-only; put_artifact refused");
   }
   std::string hash = sha256_hex(blob);
+  if (options_.in_memory) {
+    if (!memory_find(MemoryTable::kArtifacts, hash, nullptr)) {
+      memory_put(MemoryTable::kArtifacts, hash, std::string(blob));
+    }
+    return hash;
+  }
   rocksdb::PinnableSlice existing;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), artifacts_cf_, hash, &existing);
   if (s.ok()) return hash;  // same key, same bytes: written once
@@ -43,10 +49,16 @@ Result<std::string> Journal::get_artifact(const std::string& hash) const {
                                     "\": expected 64 lowercase hex digits (SHA-256)");
   }
   std::string blob;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), artifacts_cf_, hash, &blob);
-  if (s.IsNotFound()) return Status::not_found("artifact " + hash + ": not stored");
-  if (s.IsCorruption()) return Status::corruption("artifact " + hash + ": " + s.ToString());
-  if (!s.ok()) return Status::io_error("artifact " + hash + ": " + s.ToString());
+  if (options_.in_memory) {
+    if (!memory_find(MemoryTable::kArtifacts, hash, &blob)) {
+      return Status::not_found("artifact " + hash + ": not stored");
+    }
+  } else {
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), artifacts_cf_, hash, &blob);
+    if (s.IsNotFound()) return Status::not_found("artifact " + hash + ": not stored");
+    if (s.IsCorruption()) return Status::corruption("artifact " + hash + ": " + s.ToString());
+    if (!s.ok()) return Status::io_error("artifact " + hash + ": " + s.ToString());
+  }
   if (std::string actual = sha256_hex(blob); actual != hash) {
     return Status::corruption("artifact " + hash + ": stored bytes (" +
                               std::to_string(blob.size()) + ") hash to " + actual);
@@ -55,6 +67,7 @@ Result<std::string> Journal::get_artifact(const std::string& hash) const {
 }
 
 bool Journal::has_artifact(const std::string& hash) const {
+  if (options_.in_memory) return memory_find(MemoryTable::kArtifacts, hash, nullptr);
   rocksdb::PinnableSlice v;
   return db_->Get(rocksdb::ReadOptions(), artifacts_cf_, hash, &v).ok();
 }
@@ -62,6 +75,10 @@ bool Journal::has_artifact(const std::string& hash) const {
 Status Journal::put_meta(const std::string& key, const std::string& value) {
   if (options_.read_only) {
     return Status::invalid_argument("journal is open read-only; put_meta refused");
+  }
+  if (options_.in_memory) {
+    memory_put(MemoryTable::kMeta, key, value);
+    return Status::ok();
   }
   rocksdb::WriteOptions wo;
   wo.sync = options_.durability == Durability::kSync;
@@ -72,6 +89,12 @@ Status Journal::put_meta(const std::string& key, const std::string& value) {
 
 Result<std::string> Journal::get_meta(const std::string& key) const {
   std::string value;
+  if (options_.in_memory) {
+    if (!memory_find(MemoryTable::kMeta, key, &value)) {
+      return Status::not_found("meta \"" + key + "\": not set");
+    }
+    return value;
+  }
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, key, &value);
   if (s.IsNotFound()) return Status::not_found("meta \"" + key + "\": not set");
   if (!s.ok()) return Status::io_error("meta \"" + key + "\": " + s.ToString());

@@ -14,7 +14,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -113,6 +115,12 @@ struct Journal::State {
   // Guards the last_seq_ update against the waiters' predicate check (no lost wake-ups).
   std::mutex wait_mu;
   std::condition_variable wait_cv;
+  // in_memory: the log itself (frame of seq i at i - 1), its artifacts and meta. Readers may
+  // run on other threads than the appender, so every access holds memory_mu.
+  mutable std::mutex memory_mu;
+  std::deque<std::string> memory_frames;
+  std::map<std::string, std::string> memory_artifacts;
+  std::map<std::string, std::string> memory_meta;
 
   std::string where() const { return "journal " + path; }
 };
@@ -122,11 +130,17 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path,
   if (options.follow && !options.read_only) {
     return Status::invalid_argument("journal " + path + ": follow requires read_only");
   }
+  if (options.in_memory && (options.read_only || !options.create_if_missing)) {
+    return Status::invalid_argument("journal " + path +
+                                    ": an in-memory journal starts empty; expected "
+                                    "create_if_missing and not read_only");
+  }
   std::unique_ptr<Journal> j(new Journal());
   j->options_ = options;
   j->state_ = std::make_unique<State>();
   j->state_->path = path;
   j->state_->write_options.sync = options.durability == Durability::kSync;
+  if (options.in_memory) return j;  // no database: the log starts empty and lives in State
   try {
     if (auto s = j->open_db(path); !s) return s;
     if (auto s = j->restore_campaign(); !s) return s;
@@ -226,6 +240,16 @@ Status Journal::restore_campaign() {
 
 Status Journal::recover_last_seq() {
   if (campaign_key_.empty()) return Status::ok();
+  if (options_.in_memory) {
+    uint64_t last = 0;
+    {
+      std::lock_guard<std::mutex> lk(state_->memory_mu);
+      last = state_->memory_frames.size();
+    }
+    std::lock_guard<std::mutex> lk(state_->wait_mu);
+    last_seq_.store(last);
+    return Status::ok();
+  }
   std::string probe = campaign_key_ + std::string(8, '\xff');
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), events_cf_));
   it->SeekForPrev(probe);
@@ -275,16 +299,22 @@ Status Journal::set_campaign(const std::string& campaign_id) {
   if (options_.read_only) {
     return Status::invalid_argument(state_->where() + " is read-only and records no campaign yet");
   }
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // the campaign id is what makes the events findable again
-  rocksdb::Status s = db_->Put(wo, meta_cf_, kCampaignMetaKey, campaign_id);
-  if (!s.ok()) return from_rocks(s, state_->where() + ": writing meta \"campaign\"");
+  if (options_.in_memory) {
+    std::lock_guard<std::mutex> mk(state_->memory_mu);
+    state_->memory_meta[kCampaignMetaKey] = campaign_id;
+  } else {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;  // the campaign id is what makes the events findable again
+    rocksdb::Status s = db_->Put(wo, meta_cf_, kCampaignMetaKey, campaign_id);
+    if (!s.ok()) return from_rocks(s, state_->where() + ": writing meta \"campaign\"");
+  }
   campaign_ = campaign_id;
   campaign_key_ = campaign_key_of(campaign_id);
   return recover_last_seq();
 }
 
-Status Journal::append_locked(events::Event* events, size_t n) {
+Status Journal::append_locked(events::Event* events, size_t n,
+                              std::vector<std::string>* frames) {
   State& st = *state_;
   if (options_.read_only) {
     return Status::invalid_argument(st.where() + " is open read-only; append refused");
@@ -292,8 +322,10 @@ Status Journal::append_locked(events::Event* events, size_t n) {
   if (campaign_.empty()) {
     return Status::invalid_argument(st.where() + ": set_campaign() must come before append");
   }
+  if (frames != nullptr) frames->clear();
   if (n == 0) return Status::ok();
   st.batch.Clear();
+  std::vector<std::string> memory_batch;  // in_memory: the frames, kept once all are valid
   char key[kEventKeyBytes];
   std::memcpy(key, campaign_key_.data(), kCampaignKeyBytes);
   const uint64_t first = last_seq_.load(std::memory_order_relaxed) + 1;
@@ -317,12 +349,19 @@ Status Journal::append_locked(events::Event* events, size_t n) {
                                       " bytes exceeds the envelope limit; store large data "
                                       "as an artifact");
     }
+    if (frames != nullptr) frames->push_back(st.frame);
+    if (options_.in_memory) {
+      memory_batch.push_back(st.frame);
+      continue;
+    }
     put_be64(key + kCampaignKeyBytes, e.seq);
     rocksdb::Status s = st.batch.Put(events_cf_, rocksdb::Slice(key, kEventKeyBytes), st.frame);
     if (!s.ok()) return from_rocks(s, st.where() + ": batching seq " + std::to_string(e.seq));
   }
-  rocksdb::Status s = db_->Write(st.write_options, &st.batch);
-  if (!s.ok()) {
+  if (options_.in_memory) {
+    std::lock_guard<std::mutex> mk(st.memory_mu);
+    for (auto& f : memory_batch) st.memory_frames.push_back(std::move(f));
+  } else if (rocksdb::Status s = db_->Write(st.write_options, &st.batch); !s.ok()) {
     return from_rocks(s, st.where() + ": append of seq " + std::to_string(first) +
                              (n > 1 ? ".." + std::to_string(first + n - 1) : ""));
   }
@@ -334,20 +373,39 @@ Status Journal::append_locked(events::Event* events, size_t n) {
   return Status::ok();
 }
 
+bool Journal::memory_find(MemoryTable table, const std::string& key, std::string* value) const {
+  std::lock_guard<std::mutex> lk(state_->memory_mu);
+  const auto& m = table == MemoryTable::kArtifacts ? state_->memory_artifacts : state_->memory_meta;
+  auto it = m.find(key);
+  if (it == m.end()) return false;
+  if (value != nullptr) *value = it->second;
+  return true;
+}
+
+void Journal::memory_put(MemoryTable table, const std::string& key, std::string value) {
+  std::lock_guard<std::mutex> lk(state_->memory_mu);
+  auto& m = table == MemoryTable::kArtifacts ? state_->memory_artifacts : state_->memory_meta;
+  m[key] = std::move(value);
+}
+
 Result<uint64_t> Journal::append(events::Event& e) {
   try {
     std::lock_guard<std::mutex> lk(state_->append_mu);
-    if (auto s = append_locked(&e, 1); !s) return s;
+    if (auto s = append_locked(&e, 1, nullptr); !s) return s;
     return last_seq_.load();
   } catch (const std::exception& ex) {
     return Status::internal(state_->where() + ": append: " + ex.what());
   }
 }
 
-Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch) {
+Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch,
+                                     std::vector<std::string>* frames) {
   try {
     std::lock_guard<std::mutex> lk(state_->append_mu);
-    if (auto s = append_locked(batch.data(), batch.size()); !s) return s;
+    if (auto s = append_locked(batch.data(), batch.size(), frames); !s) {
+      if (frames != nullptr) frames->clear();
+      return s;
+    }
     return last_seq_.load();
   } catch (const std::exception& ex) {
     return Status::internal(state_->where() + ": append_all: " + ex.what());
@@ -355,7 +413,7 @@ Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch) {
 }
 
 Status Journal::sync() {
-  if (options_.read_only) return Status::ok();
+  if (options_.read_only || options_.in_memory) return Status::ok();
   return from_rocks(db_->FlushWAL(true), state_->where() + ": sync");
 }
 
@@ -367,6 +425,47 @@ Status Journal::scan(uint64_t from, uint64_t to,
   if (to != 0 && to < from) return Status::ok();
   // Everything up to here was acknowledged before the iterator below takes its snapshot.
   const uint64_t known_last = last_seq_.load();
+
+  std::vector<uint64_t> aligned;  // frame copy with the envelope at an 8-aligned address
+  uint64_t expected = from;
+  // Built only on failure: the read path stays allocation-light.
+  auto at = [&expected] { return "seq " + std::to_string(expected) + ": "; };
+  // Copies the stored frame of `seq` to `aligned`, verifies it and hands it to visit; sets
+  // *more to what visit returned.
+  auto verify_and_visit = [&](uint64_t seq, std::string_view v, bool* more) -> Status {
+    aligned.resize((kCrcBytes + v.size() + 7) / 8 + 1);
+    char* base = reinterpret_cast<char*>(aligned.data()) + (8 - kCrcBytes);
+    std::memcpy(base, v.data(), v.size());
+    auto env = events::verify_frame(std::string_view(base, v.size()));
+    if (!env.ok()) return Status::corruption(at() + env.status().message() + " (" + where + ")");
+    const fb::Envelope& e = **env;
+    if (e.seq() != seq) {
+      return Status::corruption(at() + "envelope says seq " + std::to_string(e.seq()) + " (" +
+                                where + ")");
+    }
+    if (e.campaign() == nullptr || e.campaign()->string_view() != campaign_) {
+      return Status::corruption(at() + "envelope belongs to campaign \"" +
+                                (e.campaign() ? e.campaign()->str() : std::string()) +
+                                "\", not \"" + campaign_ + "\" (" + where + ")");
+    }
+    *more = visit(seq, e);
+    return Status::ok();
+  };
+
+  if (options_.in_memory) {
+    const uint64_t end = to == 0 ? known_last : std::min(to, known_last);
+    std::string frame;
+    for (; expected <= end; ++expected) {
+      {
+        std::lock_guard<std::mutex> mk(state_->memory_mu);
+        frame = state_->memory_frames[expected - 1];
+      }
+      bool more = true;
+      if (auto s = verify_and_visit(expected, frame, &more); !s) return s;
+      if (!more) return Status::ok();
+    }
+    return Status::ok();
+  }
 
   const std::string lower = event_key(campaign_key_, from);
   std::string upper;
@@ -391,16 +490,12 @@ Status Journal::scan(uint64_t from, uint64_t to,
   if (!upper.empty()) ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf_));
 
-  std::vector<uint64_t> aligned;  // frame copy with the envelope at an 8-aligned address
-  uint64_t expected = from;
   for (it->Seek(lower); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < kCampaignKeyBytes ||
         std::memcmp(k.data(), campaign_key_.data(), kCampaignKeyBytes) != 0) {
       break;  // past this campaign
     }
-    // Built only on failure: the read path stays allocation-light.
-    auto at = [expected] { return "seq " + std::to_string(expected) + ": "; };
     if (k.size() != kEventKeyBytes) {
       return Status::corruption(at() + "malformed event key of " + std::to_string(k.size()) +
                                 " bytes (" + where + ")");
@@ -411,22 +506,11 @@ Status Journal::scan(uint64_t from, uint64_t to,
                                 std::to_string(seq) + " (" + where + ")");
     }
     const rocksdb::Slice v = it->value();
-    aligned.resize((kCrcBytes + v.size() + 7) / 8 + 1);
-    char* base = reinterpret_cast<char*>(aligned.data()) + (8 - kCrcBytes);
-    std::memcpy(base, v.data(), v.size());
-    auto env = events::verify_frame(std::string_view(base, v.size()));
-    if (!env.ok()) return Status::corruption(at() + env.status().message() + " (" + where + ")");
-    const fb::Envelope& e = **env;
-    if (e.seq() != seq) {
-      return Status::corruption(at() + "envelope says seq " + std::to_string(e.seq()) + " (" +
-                                where + ")");
+    bool more = true;
+    if (auto s = verify_and_visit(seq, std::string_view(v.data(), v.size()), &more); !s) {
+      return s;
     }
-    if (e.campaign() == nullptr || e.campaign()->string_view() != campaign_) {
-      return Status::corruption(at() + "envelope belongs to campaign \"" +
-                                (e.campaign() ? e.campaign()->str() : std::string()) +
-                                "\", not \"" + campaign_ + "\" (" + where + ")");
-    }
-    if (!visit(seq, e)) return Status::ok();
+    if (!more) return Status::ok();
     ++expected;
     if (to != 0 && seq >= to) break;
   }

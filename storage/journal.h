@@ -41,6 +41,11 @@ struct JournalOptions {
   // at open, meant for finished logs (RocksDB leaves a plain read-only open of a database
   // that another process has open for writing undefined).
   bool follow = false;
+  // The log lives in this process's memory, not in RocksDB: nothing is written to disk and
+  // everything is gone when the journal closes, so durability has nothing to do. Reads verify
+  // every frame as they do from disk. For scratch campaigns whose events are consumed as they
+  // happen (arc-replay ablate); `path` only names the log. Default off.
+  bool in_memory = false;
 };
 
 // One stored event with the verified frame it came from.
@@ -65,8 +70,10 @@ class Journal {
   // Assigns the next seq, stamps e.seq and e.campaign (and wall_time_ns if 0), writes it and
   // returns the seq once the durability policy is met.
   Result<uint64_t> append(events::Event& e);
-  // Appends several events in one write (one fsync under kSync).
-  Result<uint64_t> append_all(std::vector<events::Event>& batch);
+  // Appends several events in one write (one fsync under kSync). With `frames`, it receives
+  // the frame written for each event, in order (replacing what it held).
+  Result<uint64_t> append_all(std::vector<events::Event>& batch,
+                              std::vector<std::string>* frames = nullptr);
   // Forces everything appended so far to stable storage.
   Status sync();
 
@@ -109,7 +116,11 @@ class Journal {
   Status open_db(const std::string& path);
   Status restore_campaign();
   Status recover_last_seq();
-  Status append_locked(events::Event* events, size_t n);
+  Status append_locked(events::Event* events, size_t n, std::vector<std::string>* frames);
+  // in_memory: artifacts and meta, kept in State.
+  enum class MemoryTable { kArtifacts, kMeta };
+  bool memory_find(MemoryTable table, const std::string& key, std::string* value) const;
+  void memory_put(MemoryTable table, const std::string& key, std::string value);
   // Verifies events from <= seq <= to in order; visit returns false to stop early.
   Status scan(uint64_t from, uint64_t to,
               const std::function<bool(uint64_t seq, const fb::Envelope& env)>& visit) const;

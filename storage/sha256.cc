@@ -2,21 +2,30 @@
 #include "storage/sha256.h"
 
 #include <cstdlib>
-#include <memory>
 
 #include <openssl/evp.h>
 
 namespace arc::storage {
 
+namespace {
+
+// Fetched once: OpenSSL 3 otherwise looks the algorithm up in its provider tables on every
+// digest, which costs more than hashing a candidate's canonical form. Never freed: it lives as
+// long as the process, and OpenSSL's own exit-time cleanup must not race with a destructor.
+const EVP_MD* sha256_md() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+}  // namespace
+
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   // These only fail when OpenSSL cannot allocate or SHA-256 is unavailable; a content address
   // that silently came out wrong would corrupt the store, so stop instead.
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest, &len) != 1) {
+  const EVP_MD* md = sha256_md();
+  if (md == nullptr || EVP_Digest(bytes.data(), bytes.size(), digest, &len, md, nullptr) != 1) {
     std::abort();
   }
   static constexpr char kHex[] = "0123456789abcdef";

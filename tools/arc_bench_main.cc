@@ -3,15 +3,29 @@
 //   2. orchestration overhead per candidate: a campaign against the replay evaluator, whose
 //      evaluations return at once, so the time per candidate is the actors, cores and log;
 //   3. arc-replay verify events per second on that campaign's log.
+// With --ablate: arc-replay ablate candidates per second on a shipped sweep, one campaign at a
+// time with RocksDB logs on disk (how ablations ran before) against in-memory logs and
+// parallel campaigns, and optionally against another arc-replay binary (--baseline), rounds
+// interleaved; every report must be byte-identical.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
+#include "events/printer.h"
+#include "replay/ablate.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
 #include "storage/journal.h"
@@ -100,6 +114,151 @@ fs::path run(const fs::path& work, const std::string& name, const std::string& t
   return o.run_dir;
 }
 
+double cpu_seconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Timing {
+  double wall = 0, cpu = 0;
+  uint32_t candidates = 0;
+  std::string json;  // the report
+};
+
+uint32_t candidates_of(const nlohmann::json& report) {
+  uint32_t n = 0;
+  for (const auto& c : report["configs"]) n += c["candidates"].get<uint32_t>();
+  return n;
+}
+
+// One in-process ablation.
+Timing ablate_here(arc::replay::AblationOptions o) {
+  Timing t;
+  const double c0 = cpu_seconds(RUSAGE_SELF);
+  const auto t0 = Clock::now();
+  auto r = arc::replay::run_ablation(o);
+  t.wall = seconds_since(t0);
+  t.cpu = cpu_seconds(RUSAGE_SELF) - c0;
+  std::error_code ec;
+  fs::remove_all(o.work_dir, ec);
+  if (!r) {
+    std::fprintf(stderr, "arc-bench: %s\n", r.status().message().c_str());
+    return t;
+  }
+  const auto j = arc::replay::to_json(r.value());
+  t.candidates = candidates_of(j);
+  t.json = arc::events::dump_json(j, 2) + "\n";
+  return t;
+}
+
+// The same ablation by another arc-replay binary, as a child process.
+Timing ablate_by(const std::string& binary, const arc::replay::AblationOptions& o,
+                 const fs::path& json_file) {
+  Timing t;
+  std::vector<std::string> args = {binary, "ablate", o.base_campaign.string()};
+  for (const auto& m : o.measurements) args.insert(args.end(), {"--from", m.string()});
+  args.insert(args.end(), {"--seeds", std::to_string(o.seeds), "--json", json_file.string(),
+                           "--work-dir", o.work_dir.string()});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage u{};
+  if (pid < 0 || wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "arc-bench: %s ablate failed\n", binary.c_str());
+    return t;
+  }
+  t.wall = seconds_since(t0);
+  t.cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  std::ifstream in(json_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  t.json = ss.str();
+  auto j = nlohmann::json::parse(t.json, nullptr, /*allow_exceptions=*/false);
+  t.candidates = j.is_discarded() ? 0 : candidates_of(j);
+  std::error_code ec;
+  fs::remove_all(o.work_dir, ec);
+  return t;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t rounds,
+                 const std::string& baseline, const fs::path& work) {
+  const fs::path home = arc::actors::arc_home();
+  arc::replay::AblationOptions o;
+  o.base_campaign = home / "problems/host" / sweep_problem / "campaign.toml";
+  o.measurements = {home / "tests/data/sweeps" / ("host-" + sweep_problem)};
+  o.seeds = seeds;
+  o.configs = arc::replay::default_ablation_configs();
+  struct Mode {
+    std::string name;
+    bool on_disk;
+    uint32_t jobs;
+    bool external;
+  };
+  std::vector<Mode> modes = {{"logs on disk, 1 campaign at a time", true, 1, false},
+                             {"logs in memory, 1 campaign at a time", false, 1, false},
+                             {"logs in memory, 1 campaign per core", false, 0, false}};
+  if (!baseline.empty()) modes.insert(modes.begin(), {"baseline: " + baseline, true, 1, true});
+  std::printf("# arc-replay ablate: %s, sweep %s, %zu configurations x %u seeds, %u rounds "
+              "interleaved, %u cores\n",
+              o.base_campaign.c_str(), o.measurements[0].c_str(), o.configs.size(), seeds,
+              rounds, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::vector<Timing>> runs(modes.size());
+  for (uint32_t r = 0; r < rounds; ++r) {
+    for (size_t m = 0; m < modes.size(); ++m) {
+      arc::replay::AblationOptions mo = o;
+      mo.work_dir = work / ("ablate-" + std::to_string(m));
+      mo.logs_on_disk = modes[m].on_disk;
+      mo.jobs = modes[m].jobs;
+      runs[m].push_back(modes[m].external ? ablate_by(baseline, mo, work / "baseline.json")
+                                          : ablate_here(mo));
+      if (runs[m].back().candidates == 0) return 1;
+    }
+  }
+  const std::string& reference = runs.back().front().json;
+  bool identical = true;
+  for (const auto& mode_runs : runs) {
+    for (const auto& t : mode_runs) identical &= t.json == reference;
+  }
+  std::vector<double> rate(modes.size()), cpu_us(modes.size());
+  for (size_t m = 0; m < modes.size(); ++m) {
+    std::vector<double> walls, cpus;
+    for (const auto& t : runs[m]) {
+      walls.push_back(t.wall);
+      cpus.push_back(t.cpu);
+    }
+    const double n = runs[m].front().candidates;
+    rate[m] = n / median(walls);
+    cpu_us[m] = 1e6 * median(cpus) / n;
+    std::printf("ablate_candidates_per_s %9.0f   %7.1f us CPU per candidate   %.3f s for %.0f "
+                "candidates (median wall of %u)   %s\n",
+                rate[m], cpu_us[m], median(walls), n, rounds, modes[m].name.c_str());
+  }
+  std::printf("speed-up of the last over the first: %.2fx candidates/s, %.2fx less CPU per "
+              "candidate\n",
+              rate.back() / rate.front(), cpu_us.front() / cpu_us.back());
+  std::printf("reports %s\n", identical ? "byte-identical in every mode and round"
+                                         : "DIFFER between modes");
+  return identical ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,6 +274,16 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", work_dir, "scratch folder (default: a new temp folder)");
   std::string verify_only;
   app.add_option("--verify-only", verify_only, "only time arc-replay verify on this run directory");
+  bool ablate = false;
+  std::string sweep_problem = "matmul", baseline;
+  uint32_t seeds = 20, rounds = 3;
+  app.add_flag("--ablate", ablate, "only time arc-replay ablate (candidates per second)");
+  app.add_option("--sweep-problem", sweep_problem,
+                 "--ablate: host problem whose shipped sweep answers (matmul, softmax)");
+  app.add_option("--seeds", seeds, "--ablate: seeds per configuration (default 20)");
+  app.add_option("--rounds", rounds, "--ablate: rounds of every mode, interleaved (default 3)");
+  app.add_option("--baseline", baseline,
+                 "--ablate: another arc-replay binary to time on the same ablation");
   CLI11_PARSE(app, argc, argv);
   if (!verify_only.empty()) {
     auto log = arc::replay::read_run(verify_only);
@@ -138,6 +307,11 @@ int main(int argc, char** argv) {
                                    : fs::path(work_dir);
   fs::remove_all(work);
   fs::create_directories(work);
+  if (ablate) {
+    const int rc = bench_ablate(sweep_problem, seeds, std::max(1u, rounds), baseline, work);
+    if (work_dir.empty()) fs::remove_all(work);
+    return rc;
+  }
 
   std::printf("# KernelArc orchestration benchmark\n");
   const double batch = bench_appends(work / "journal-batch", arc::storage::Durability::kBatch,

@@ -75,6 +75,12 @@ int main(int argc, char** argv) {
   std::string ablate_plot;
   ablate->add_option("--plot", ablate_plot, "write median and IQR bands per configuration (SVG)");
   ablate->add_option("--work-dir", ablate_work, "scratch folder (default: a temp folder)");
+  uint32_t ablate_jobs = 0;
+  ablate->add_option("--jobs", ablate_jobs,
+                     "campaigns run at once (default 0: one per core); the report is the same");
+  bool ablate_on_disk = false;
+  ablate->add_flag("--logs-on-disk", ablate_on_disk,
+                   "keep each campaign's log in RocksDB under --work-dir instead of in memory");
 
   try {
     app.parse(argc, argv);
@@ -176,6 +182,8 @@ int main(int argc, char** argv) {
     for (const auto& f : ablate_from) o.measurements.emplace_back(f);
     o.seeds = ablate_seeds;
     o.budgets = ablate_budgets;
+    o.jobs = ablate_jobs;
+    o.logs_on_disk = ablate_on_disk;
     if (ablate_configs.empty()) {
       o.configs = arc::replay::default_ablation_configs();
     } else {

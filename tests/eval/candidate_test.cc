@@ -63,5 +63,51 @@ TEST(Candidate, MalformedCanonicalFormsAreRejected) {
   EXPECT_NE(bad.status().message().find("candidate.gates.w"), std::string::npos);
 }
 
+TEST(Candidate, ReadsEveryJsonSpellingOfACandidateAlike) {
+  Candidate plain;
+  plain.base = Variant{"blocked", {{"TILE_K", "32"}, {"TILE_M", "64"}}, ""};
+  plain.gates["big"] = Variant{"naive", {}, ""};
+  plain.gates["small"] = Variant{"", {{"UNROLL", "2"}}, "int f();"};
+  const std::string canonical = plain.canonical();
+  auto read = Candidate::from_canonical(canonical);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_TRUE(read.value() == plain);
+  // Other spellings of the same object: whitespace, unsorted keys, escapes.
+  for (const char* text :
+       {R"( {"base": {"family": "blocked", "knobs": {"TILE_K": "32", "TILE_M": "64"}},
+            "gates": {"big": {"family": "naive"},
+                      "small": {"knobs": {"UNROLL": "2"}, "source": "int f();"}}})",
+        R"({"gates":{"small":{"source":"int f();","knobs":{"UNROLL":"2"}},"big":{"family":"naive"}},"base":{"knobs":{"TILE_M":"64","TILE_K":"32"},"family":"blocked"}})",
+        R"({"base":{"family":"blocked","knobs":{"TILE_K":"32","TILE_M":"64"}},"gates":{"big":{"family":"naive"},"small":{"knobs":{"UNROLL":"2"},"source":"int f();"}}})"}) {
+    auto c = Candidate::from_canonical(text);
+    ASSERT_TRUE(c.ok()) << text << ": " << c.status().to_string();
+    EXPECT_TRUE(c.value() == plain) << text;
+    EXPECT_EQ(c->canonical(), canonical) << text;
+  }
+  // Strings outside plain ASCII round-trip too.
+  Candidate odd = sample();
+  odd.base.knobs["NAME"] = "caf\xc3\xa9";
+  auto back = Candidate::from_canonical(odd.canonical());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back.value() == odd);
+}
+
+TEST(Candidate, NearCanonicalTextsAreJudgedAsJson) {
+  // Each is close to a canonical form; none is a valid candidate.
+  for (const char* text : {R"({"base":{"family":"a"}}x)", R"({"base":{"family":"a"})",
+                           R"({"base":{"family":""}})",
+                           R"({"base":{"knobs":{"K":"1"}}})", "{\"base\":{\"family\":\"\xff\"}}",
+                           R"({"base":{"family":"a","source":"s"}})"}) {
+    EXPECT_FALSE(Candidate::from_canonical(text).ok()) << text;
+  }
+  // Valid JSON the canonical writer never produces is still read as JSON reads it.
+  auto c = Candidate::from_canonical(R"({"base":{"family":"a","knobs":{}},"gates":{}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->base.family, "a");
+  EXPECT_TRUE(c->base.knobs.empty());
+  EXPECT_TRUE(c->gates.empty());
+  EXPECT_EQ(c->canonical(), R"({"base":{"family":"a"}})");
+}
+
 }  // namespace
 }  // namespace arc::eval

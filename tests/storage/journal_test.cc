@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -98,6 +99,53 @@ TEST(JournalTest, AppendThenReopenKeepsEveryEventAndLastSeq) {
   auto seq = j->append(e);
   ASSERT_TRUE(seq.ok());
   EXPECT_EQ(*seq, 51u);
+}
+
+TEST(JournalTest, InMemoryLogReadsBackAndLeavesNothingOnDisk) {
+  TempDir dir;
+  const std::string path = dir.path() + "/log";
+  JournalOptions o;
+  o.in_memory = true;
+  std::vector<Event> written;
+  {
+    auto j = open_journal(path, o);
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->set_campaign(kCampaign).is_ok());
+    written = append_n(*j, 30);
+    std::vector<Event> batch = {nth_event(30), nth_event(31)};
+    auto last = j->append_all(batch);
+    ASSERT_TRUE(last.ok()) << last.status().to_string();
+    EXPECT_EQ(*last, 32u);
+    written.insert(written.end(), batch.begin(), batch.end());
+    EXPECT_TRUE(j->sync().is_ok());
+    auto all = j->read_all();
+    ASSERT_TRUE(all.ok()) << all.status().to_string();
+    ASSERT_EQ(all->size(), 32u);
+    for (size_t i = 0; i < all->size(); ++i) {
+      EXPECT_TRUE((*all)[i] == written[i]) << "seq " << i + 1;
+    }
+    auto blob = j->put_artifact("source text");
+    ASSERT_TRUE(blob.ok());
+    EXPECT_EQ(j->get_artifact(blob.value()).value(), "source text");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // Nothing survives the close: a new in-memory journal at the same path starts empty.
+  auto again = open_journal(path, o);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->campaign(), "");
+  EXPECT_EQ(again->last_seq(), 0u);
+}
+
+TEST(JournalTest, InMemoryLogRefusesReadOnlyAndExistingLogs) {
+  JournalOptions o;
+  o.in_memory = true;
+  o.read_only = true;
+  auto j = Journal::open("/nonexistent/log", o);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("in-memory"), std::string::npos);
+  o.read_only = false;
+  o.create_if_missing = false;
+  EXPECT_FALSE(Journal::open("/nonexistent/log", o).ok());
 }
 
 TEST(JournalTest, SeqsAreDenseFromOneAndEventsAreStamped) {
@@ -197,6 +245,31 @@ TEST(JournalTest, AppendAllWritesOneDenseBatch) {
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 11u);
   for (size_t i = 0; i < batch.size(); ++i) EXPECT_TRUE((*all)[i + 1] == batch[i]);
+}
+
+TEST(JournalTest, AppendAllHandsBackTheFramesItWrote) {
+  for (bool in_memory : {false, true}) {
+    TempDir dir;
+    JournalOptions o;
+    o.in_memory = in_memory;
+    auto j = open_journal(dir.path(), o);
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->set_campaign(kCampaign).is_ok());
+    std::vector<Event> batch = {nth_event(0), nth_event(1), nth_event(2)};
+    std::vector<std::string> frames = {"stale"};
+    ASSERT_TRUE(j->append_all(batch, &frames).ok());
+    ASSERT_EQ(frames.size(), 3u);
+    Status s = j->read_raw(1, 0, [&frames](uint64_t seq, const fb::Envelope&) {
+      EXPECT_LE(seq, frames.size());
+      return true;
+    });
+    EXPECT_TRUE(s.is_ok());
+    for (size_t i = 0; i < frames.size(); ++i) {
+      auto e = events::decode_frame(frames[i]);
+      ASSERT_TRUE(e.ok()) << e.status().to_string();
+      EXPECT_TRUE(e.value() == batch[i]) << "frame " << i << (in_memory ? " in memory" : "");
+    }
+  }
 }
 
 TEST(JournalTest, AppendAllWithABadEventWritesNothing) {
