@@ -6,6 +6,7 @@
 #include <flatbuffers/base.h>
 #include <rocksdb/version.h>
 
+#include "actors/agent_backends.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "storage/journal.h"
@@ -70,6 +71,29 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
+  std::shared_ptr<AgentBackend> llm_backend, exec_backend;
+  std::map<std::string, std::string> family_sources;
+  for (const auto& a : prepared.config.agents) {
+    if (a.backend == "llm" && !llm_backend) {
+      auto b = make_llm_backend(prepared.config.llm);
+      if (!b)
+        return Status::invalid_argument(prepared.config.file.string() + ": " +
+                                        b.status().message());
+      llm_backend = std::move(b.value());
+    }
+    if (a.backend == "exec" && !exec_backend) {
+      auto b = make_exec_backend(prepared.config.exec);
+      if (!b)
+        return Status::invalid_argument(prepared.config.file.string() + ": " +
+                                        b.status().message());
+      exec_backend = std::move(b.value());
+    }
+  }
+  if (llm_backend || exec_backend) {
+    auto sources = eval::read_family_sources(prepared.problem);
+    if (!sources) return sources.status();
+    family_sources = std::move(sources.value());
+  }
 
   fs::create_directories(options.run_dir, ec);
   if (ec) {
@@ -124,6 +148,9 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   };
   ctx.compile_jobs = std::max(1u, std::thread::hardware_concurrency());
   ctx.observer = options.observer;
+  ctx.llm_backend = std::move(llm_backend);
+  ctx.exec_backend = std::move(exec_backend);
+  ctx.family_sources = std::move(family_sources);
 
   std::string stop_reason;
   Status failure;
