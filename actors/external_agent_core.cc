@@ -671,10 +671,12 @@ Proposal ExternalAgentCore::conclude(const ExchangeRequest& req, const ExchangeR
   c.agent = setup_.agent.name;
   c.parent = req.parent;
   c.skill = req.skill;
-  const eval::Variant& v = parsed.candidate->base;
-  c.move = v.source.empty()
-               ? setup_.backend + ":candidate"
-               : setup_.backend + ":source:" + eval::short_hash(storage::sha256_hex(v.source));
+  // The move names what was proposed: "llm:source:<sha256/12>{knobs}" for free source,
+  // "exec:fused{VEC=8}" for a family variant (plus the number of gates, if any).
+  c.move = setup_.backend + ":" + parsed.candidate->base.key();
+  if (!parsed.candidate->gates.empty()) {
+    c.move += "+" + std::to_string(parsed.candidate->gates.size()) + "_gates";
+  }
   c.view_seq = req.view_seq;
   c.canonical = parsed.candidate->canonical();
   out.proposed = std::move(c);

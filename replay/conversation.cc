@@ -47,6 +47,13 @@ std::string reply_text(const std::string& body) {
   return body;
 }
 
+// An exec context as indented JSON.
+std::string pretty(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return text;
+  return j.dump(2);
+}
+
 }  // namespace
 
 std::string conversation_text(const std::vector<events::Event>& log,
@@ -69,7 +76,7 @@ std::string conversation_text(const std::vector<events::Event>& log,
     os << head;
     const std::string prompt = blob(artifacts, x->prompt_ref);
     os << ">>> prompt " << x->prompt_ref.substr(0, 12) << "\n"
-       << (x->backend == "llm" ? prompt_text(prompt) : prompt) << "\n";
+       << (x->backend == "llm" ? prompt_text(prompt) : pretty(prompt)) << "\n";
     if (x->response_ref.empty()) {
       os << "<<< no reply\n";
     } else {
