@@ -98,7 +98,7 @@ class ScriptedModel {
   explicit ScriptedModel(std::deque<Answer> script) : script_(std::move(script)) {
     server_.Post("/v1/chat/completions", [this](const httplib::Request& req,
                                                 httplib::Response& res) {
-      Answer a = next(req.body);
+      Answer a = next(req.body, req.get_header_value("Authorization"));
       if (a.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.delay_ms));
       if (a.status != 200) {
         res.status = a.status;
@@ -139,9 +139,10 @@ class ScriptedModel {
   }
 
  private:
-  Answer next(const std::string& body) {
+  Answer next(const std::string& body, const std::string& auth) {
     std::lock_guard<std::mutex> l(mu_);
     bodies_.push_back(body);
+    auth_.push_back(auth);
     if (script_.empty()) return no_code();
     Answer a = script_.front();
     script_.pop_front();
@@ -153,6 +154,13 @@ class ScriptedModel {
   std::mutex mu_;
   std::deque<Answer> script_;
   std::vector<std::string> bodies_;
+  std::vector<std::string> auth_;
+
+ public:
+  std::vector<std::string> auth() {
+    std::lock_guard<std::mutex> l(mu_);
+    return auth_;
+  }
 };
 
 std::string cheap_evaluation() {
@@ -228,7 +236,7 @@ fs::path llm_campaign(const std::string& name, const std::string& base_url, uint
                      "\"\nseed = 5\nbudget = " + std::to_string(budget) + "\nmode = \"" + mode +
                      "\"\nglobal_plateau = 0\n" + cheap_evaluation() + "[llm]\nbase_url = \"" +
                      base_url +
-                     "\"\nmodel = \"scripted-1\"\napi_key_env = \"ARC_TEST_NO_SUCH_KEY\"\n"
+                     "\"\nmodel = \"scripted-1\"\napi_key_env = \"ARC_TEST_LLM_KEY\"\n"
                      "temperature = 0.0\nmax_tokens = 2048\ntimeout_s = 2\nretries = 1\n"
                      "backoff_s = 0.05\nconcurrency = 1\nmax_failures = 3\n"
                      "[[agents]]\nname = \"vectorizer\"\nskill = \"vectorize\"\n"
@@ -239,6 +247,7 @@ fs::path llm_campaign(const std::string& name, const std::string& base_url, uint
 }
 
 TEST(LlmAgent, ScriptedServerDrivesAMixedCampaignThatVerifiesWithoutTheModel) {
+  ::setenv("ARC_TEST_LLM_KEY", "sk-local-test", 1);
   ScriptedModel model({good("first"), http(429), wrong(), no_code(), slow("late"), good("second"),
                        http(500), http(500)});
   Ran r = run(llm_campaign("llm-mixed", model.base_url(), 14, "lockstep"), "llm-mixed");
@@ -262,6 +271,14 @@ TEST(LlmAgent, ScriptedServerDrivesAMixedCampaignThatVerifiesWithoutTheModel) {
   EXPECT_TRUE(x[4]->response_ref.empty());
   EXPECT_FALSE(x[5]->ok);
   EXPECT_FALSE(x[6]->ok);
+  // The key from the environment went to the server, and nowhere into the log.
+  for (const auto& a : model.auth()) EXPECT_EQ(a, "Bearer sk-local-test");
+  for (const auto& e : r.log) {
+    EXPECT_EQ(events::encode(e).find("sk-local-test"), std::string::npos) << e.seq;
+  }
+  for (const auto* e : x) {
+    EXPECT_EQ(artifact(r.run_dir, e->prompt_ref).find("sk-local-test"), std::string::npos);
+  }
   // Three consecutive failures (max_failures = 3): the agent asked nothing more.
   EXPECT_EQ(model.requests(), 1u + 2u + 1u + 2u + 2u + 1u + 1u);
   for (const auto* e : x) {
