@@ -151,6 +151,72 @@ TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
   EXPECT_EQ(nvcc_build(out, "rowsum_f32", false), "");
 }
 
+// On a GPU: the exported row sums, both variants (the gated shape and another), agree with
+// sums taken on the host. Skips without nvcc or without a CUDA device.
+TEST(KernelExport, ExportedRowsumRunsCorrectlyOnTheGpu) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc;
+  eval::Candidate best;
+  best.base.family = "warprow";
+  best.base.knobs = {{"BLOCK_ROWS", "8"}};
+  eval::Variant gate;
+  gate.family = "blockrow";
+  gate.knobs = {{"THREADS", "512"}, {"ACC", "double"}};
+  best.gates["r8192_c32000"] = gate;
+  const fs::path run = gpu_run("problems/gpu/rowsum_f32", best, {});
+  const fs::path out = scratch("cuda-rowsum-run");
+  ASSERT_TRUE(export_run(run, "cuda", out).ok());
+  std::ofstream(out / "check.cu") << R"(#include "rowsum_f32.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+// Exit 0: correct; 1: wrong; 77: no CUDA device.
+static int check(long long rows, long long cols) {
+  std::vector<float> x(rows * cols), y(rows);
+  for (long long i = 0; i < rows * cols; ++i) x[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+  float *dx, *dy;
+  if (cudaMalloc((void**)&dx, x.size() * 4) != cudaSuccess) return 77;
+  cudaMalloc((void**)&dy, y.size() * 4);
+  cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice);
+  const long long axes[2] = {rows, cols};
+  const void* in[1] = {dx};
+  void* outp[1] = {dy};
+  if (rowsum_f32_launch(in, outp, axes, nullptr, 0) != cudaSuccess) return 1;
+  if (cudaMemcpy(y.data(), dy, y.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess) return 1;
+  for (long long r = 0; r < rows; ++r) {
+    double s = 0;
+    for (long long c = 0; c < cols; ++c) s += x[r * cols + c];
+    if (fabs(s - y[r]) > 1e-2 + 1e-4 * fabs(s)) {
+      printf("row %lld: %f vs %f (variant %d)\n", r, y[r], s, rowsum_f32_variant_for(axes));
+      return 1;
+    }
+  }
+  printf("%lld x %lld: variant %d correct\n", rows, cols, rowsum_f32_variant_for(axes));
+  cudaFree(dx);
+  cudaFree(dy);
+  return 0;
+}
+int main() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) return 77;
+  int a = check(4096, 4096);
+  if (a != 0) return a;
+  return check(8192, 32000);
+}
+)";
+  const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + out.string() + " " +
+                          (out / "check.cu").string() + " " + (out / "rowsum_f32.cu").string() +
+                          " -o " + (out / "check").string() + " > " + (out / "nvcc.log").string() +
+                          " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out / "nvcc.log");
+  const int rc = std::system(
+      ((out / "check").string() + " > " + (out / "run.log").string() + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  if (WEXITSTATUS(rc) == 77) GTEST_SKIP() << "no CUDA device here: the export compiled and linked";
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(out / "run.log");
+  std::printf("%s", slurp(out / "run.log").c_str());
+}
+
 TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
   eval::Candidate best;
   best.base.family = "cublaslt";
