@@ -240,6 +240,10 @@ ParsedReply parse_chat_response(const std::string& body, const eval::Problem& pr
     r.error = "the response has no choices[0].message.content string";
   } else {
     r = parse_reply_text(content->get<std::string>(), problem, base);
+    const json& c0 = j["choices"][0];
+    if (!r.candidate && c0.contains("finish_reason") && c0["finish_reason"] == "length") {
+      r.error += " (the reply was cut off at max_tokens: raise llm.max_tokens)";
+    }
   }
   r.tokens_in = in;
   r.tokens_out = out;

@@ -91,6 +91,10 @@ TEST(ReplyParsing, ChatResponsesAndExecOutputs) {
   ASSERT_TRUE(r.candidate) << r.error;
   EXPECT_EQ(r.tokens_in, 120u);
   EXPECT_EQ(r.tokens_out, 30u);
+  json cut = {{"choices", json::array({{{"message", {{"content", "```cpp\nint arc_ker"}}},
+                                        {"finish_reason", "length"}}})}};
+  EXPECT_NE(parse_chat_response(cut.dump(), p, p.seed).error.find("raise llm.max_tokens"),
+            std::string::npos);
   ParsedReply none = parse_chat_response(R"({"choices": []})", p, p.seed);
   EXPECT_NE(none.error.find("choices[0].message.content"), std::string::npos);
   EXPECT_NE(parse_chat_response("<html>", p, p.seed).error.find("not a JSON object"),
