@@ -192,6 +192,26 @@ TEST_F(ExternalAgentCoreTest, PromptIsAPureFunctionOfTheView) {
   EXPECT_EQ(ctx["problem"]["device"], "host: test");
 }
 
+TEST_F(ExternalAgentCoreTest, CudaPromptsListEveryFamilysLaunches) {
+  const eval::Problem cuda = cuda_problem();
+  ExternalSetup s;
+  s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
+  s.device = "cuda: NVIDIA H200";
+  ExternalAgentCore core(s, cuda, skills_, sources_);
+  Prepared pr = core.prepare(view_, memory_.recall("softmax"));
+  ASSERT_TRUE(pr.request);
+  const std::string user = json::parse(pr.request->prompt)["messages"][1]["content"];
+  EXPECT_NE(user.find("- alpha: alpha_main<<<(n), (TILE_M), 0>>>; knobs: TILE_M VEC"),
+            std::string::npos)
+      << user;
+  EXPECT_NE(user.find("beta_pass1<<<(n), (128), 0>>> beta_pass2<<<(1), (32), 0>>>"),
+            std::string::npos);
+  EXPECT_EQ(user.find("- lib:"), std::string::npos);  // a library family has no launches
+  EXPECT_EQ(user.find("Host ABI"), std::string::npos);
+  const std::string sys = json::parse(pr.request->prompt)["messages"][0]["content"];
+  EXPECT_NE(sys.find("```json block {\"family\""), std::string::npos) << sys;
+}
+
 TEST_F(ExternalAgentCoreTest, RepliesGiveProposalsOrRecordedFailuresUntilItGivesUp) {
   Prepared pr = core_->prepare(view_, memory_.recall("softmax"));
   ASSERT_TRUE(pr.request);
