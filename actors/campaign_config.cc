@@ -142,6 +142,15 @@ bool valid_agent_name(const std::string& s) {
   return true;
 }
 
+// A program named with a '/' and relative is relative to the campaign file; a bare name is
+// searched in PATH.
+std::string command_path(const std::string& program, const std::filesystem::path& file) {
+  if (program.find('/') == std::string::npos || std::filesystem::path(program).is_absolute()) {
+    return program;
+  }
+  return std::filesystem::weakly_canonical(file.parent_path() / program).string();
+}
+
 // [llm] and [exec]: checked whenever present, required when an agent uses them.
 Status parse_backends(Reader& r, const toml::table& root, CampaignConfig& c, bool uses_llm,
                       bool uses_exec) {
@@ -195,7 +204,8 @@ Status parse_backends(Reader& r, const toml::table& root, CampaignConfig& c, boo
     const toml::node* cmd = ex->get("command");
     const char* expected = "a non-empty array of strings (the program and its arguments)";
     if (cmd == nullptr) {
-      r.fail("exec.command", expected, "nothing");
+      // Optional when every exec agent names its own command.
+      if (uses_exec) r.fail("exec.command", expected, "nothing");
     } else if (!cmd->is_array() || cmd->as_array()->empty()) {
       r.fail("exec.command", expected, Reader::type_name(*cmd));
     } else {
@@ -211,10 +221,7 @@ Status parse_backends(Reader& r, const toml::table& root, CampaignConfig& c, boo
       r.fail("exec.timeout_s", "a positive number of seconds", std::to_string(e.timeout_s));
     }
     if (!r.failed() && e.max_failures == 0) r.fail("exec.max_failures", "a positive integer", "0");
-    if (!r.failed() && e.command[0].find('/') != std::string::npos &&
-        std::filesystem::path(e.command[0]).is_relative()) {
-      e.command[0] = std::filesystem::weakly_canonical(c.file.parent_path() / e.command[0]);
-    }
+    if (!r.failed() && !e.command.empty()) e.command[0] = command_path(e.command[0], c.file);
   }
   return r.failed() ? r.status() : Status::ok();
 }
@@ -343,11 +350,36 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   for (const auto& node : *agents->as_array()) {
     const auto* t = node.as_table();
     const std::string prefix = "agents[" + std::to_string(i++) + "]";
-    check_unknown(r, t, prefix, {"name", "skill", "backend"});
+    check_unknown(r, t, prefix, {"name", "skill", "backend", "model", "command"});
     AgentConfig a;
     r.get(t, prefix, "name", a.name, true, "an agent name (letters, digits, '-', '_')");
     r.get(t, prefix, "skill", a.skill, true, "the name of a folder under skills/");
     r.get(t, prefix, "backend", a.backend, false, "\"builtin\", \"llm\" or \"exec\"");
+    r.get(t, prefix, "model", a.model, false, "a model name");
+    if (r.failed()) return r.status();
+    if (t->get("model") != nullptr && (a.backend != "llm" || a.model.empty())) {
+      r.fail(prefix + ".model", "a non-empty model name, on an agent with backend = \"llm\"",
+             a.model.empty() ? "\"\"" : "a model on backend \"" + a.backend + "\"");
+    }
+    if (const toml::node* cmd = t->get("command"); cmd != nullptr && !r.failed()) {
+      const char* expected =
+          "a non-empty array of strings (program and arguments), on an agent with backend = "
+          "\"exec\"";
+      if (a.backend != "exec" || !cmd->is_array() || cmd->as_array()->empty()) {
+        r.fail(prefix + ".command", expected,
+               a.backend != "exec" ? "a command on backend \"" + a.backend + "\""
+                                   : Reader::type_name(*cmd));
+      } else {
+        for (const auto& item : *cmd->as_array()) {
+          if (!item.is_string() || item.as_string()->get().empty()) {
+            r.fail(prefix + ".command", expected, "an element that is " + Reader::type_name(item));
+            break;
+          }
+          a.command.push_back(item.as_string()->get());
+        }
+        if (!r.failed()) a.command[0] = command_path(a.command[0], c.file);
+      }
+    }
     if (r.failed()) return r.status();
     if (!valid_agent_name(a.name)) {
       r.fail(prefix + ".name",
@@ -371,7 +403,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   bool uses_llm = false, uses_exec = false;
   for (const auto& a : c.agents) {
     uses_llm |= a.backend == "llm";
-    uses_exec |= a.backend == "exec";
+    uses_exec |= a.backend == "exec" && a.command.empty();
   }
   if (auto s = parse_backends(r, root, c, uses_llm, uses_exec); !s) return s;
   return c;
@@ -400,6 +432,7 @@ std::string campaign_text(const CampaignConfig& c) {
     uses_llm |= a.backend == "llm";
     uses_exec |= a.backend == "exec";
   }
+  uses_exec = uses_exec && !c.exec.command.empty();
   if (uses_llm) {
     const auto& l = c.llm;
     os << "\n[llm]\nbase_url = " << q(l.base_url) << "\nmodel = " << q(l.model)
@@ -421,6 +454,12 @@ std::string campaign_text(const CampaignConfig& c) {
   for (const auto& a : c.agents) {
     os << "\n[[agents]]\nname = " << q(a.name) << "\nskill = " << q(a.skill)
        << "\nbackend = " << q(a.backend) << "\n";
+    if (!a.model.empty()) os << "model = " << q(a.model) << "\n";
+    if (!a.command.empty()) {
+      os << "command = [";
+      for (size_t i = 0; i < a.command.size(); ++i) os << (i == 0 ? "" : ", ") << q(a.command[i]);
+      os << "]\n";
+    }
   }
   return os.str();
 }

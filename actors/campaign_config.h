@@ -18,6 +18,8 @@ struct AgentConfig {
   std::string name;
   std::string skill;
   std::string backend = "builtin";  // builtin | llm | exec
+  std::string model;                 // llm: this agent's model ("" = [llm].model)
+  std::vector<std::string> command;  // exec: this agent's command (empty = [exec].command)
 };
 
 // [llm]: the OpenAI-compatible chat-completions server llm agents talk to (docs/agents.md).

@@ -1,5 +1,6 @@
 #include "actors/campaign_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -71,25 +72,34 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
-  std::shared_ptr<AgentBackend> llm_backend, exec_backend;
+  std::shared_ptr<AgentBackend> llm_backend;
+  std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::string> family_sources;
   for (const auto& a : prepared.config.agents) {
-    if (a.backend == "llm" && !llm_backend) {
-      auto b = make_llm_backend(prepared.config.llm);
-      if (!b)
-        return Status::invalid_argument(prepared.config.file.string() + ": " +
-                                        b.status().message());
-      llm_backend = std::move(b.value());
-    }
-    if (a.backend == "exec" && !exec_backend) {
-      auto b = make_exec_backend(prepared.config.exec);
-      if (!b)
-        return Status::invalid_argument(prepared.config.file.string() + ": " +
-                                        b.status().message());
-      exec_backend = std::move(b.value());
+    agent_backends.emplace_back();
+    if (a.backend == "llm") {
+      if (!llm_backend) {
+        auto b = make_llm_backend(prepared.config.llm);
+        if (!b) {
+          return Status::invalid_argument(prepared.config.file.string() + ": " +
+                                          b.status().message());
+        }
+        llm_backend = std::move(b.value());
+      }
+      agent_backends.back() = llm_backend;
+    } else if (a.backend == "exec") {
+      ExecConfig ec = prepared.config.exec;
+      if (!a.command.empty()) ec.command = a.command;
+      auto b = make_exec_backend(ec);
+      if (!b) {
+        return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name +
+                                        ": " + b.status().message());
+      }
+      agent_backends.back() = std::move(b.value());
     }
   }
-  if (llm_backend || exec_backend) {
+  if (llm_backend || std::any_of(agent_backends.begin(), agent_backends.end(),
+                                 [](const auto& b) { return b != nullptr; })) {
     auto sources = eval::read_family_sources(prepared.problem);
     if (!sources) return sources.status();
     family_sources = std::move(sources.value());
@@ -148,8 +158,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   };
   ctx.compile_jobs = std::max(1u, std::thread::hardware_concurrency());
   ctx.observer = options.observer;
-  ctx.llm_backend = std::move(llm_backend);
-  ctx.exec_backend = std::move(exec_backend);
+  ctx.agent_backends = std::move(agent_backends);
   ctx.family_sources = std::move(family_sources);
 
   std::string stop_reason;

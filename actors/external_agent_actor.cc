@@ -142,7 +142,7 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
     setup.backend = cfg.backend;
     setup.device = ctx->device;
     if (cfg.backend == "llm") {
-      setup.model = c.llm.model;
+      setup.model = cfg.model.empty() ? c.llm.model : cfg.model;
       setup.temperature = c.llm.temperature;
       setup.max_tokens = c.llm.max_tokens;
       setup.max_failures = c.llm.max_failures;
@@ -152,7 +152,7 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
     auto& st = self->state;
     st.core = std::make_unique<ExternalAgentCore>(std::move(setup), ctx->problem, ctx->skills,
                                                   ctx->family_sources);
-    st.backend = cfg.backend == "llm" ? ctx->llm_backend.get() : ctx->exec_backend.get();
+    st.backend = index < ctx->agent_backends.size() ? ctx->agent_backends[index].get() : nullptr;
     std::vector<std::string> names;
     for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
     st.view = std::make_unique<CampaignView>(std::move(names));

@@ -37,9 +37,10 @@ struct CampaignContext {
   uint32_t compile_jobs = 2;
   // Called (from an actor thread) for every durable event, in seq order; may be empty.
   std::function<void(const events::Event&)> observer;
-  // llm and exec agents: the backends they share (null when no agent uses one) and the text of
-  // the problem's family sources (their prompts show them).
-  std::shared_ptr<AgentBackend> llm_backend, exec_backend;
+  // llm and exec agents: each one's backend, by agent index (null for builtin agents; llm
+  // agents share one, so its concurrency limit holds over all of them), and the text of the
+  // problem's family sources (their prompts show them).
+  std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::string> family_sources;
 };
 

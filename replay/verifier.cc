@@ -361,7 +361,7 @@ class Verifier {
         xs.backend = backend;
         xs.device = rec_->started.device;
         if (backend == "llm") {
-          xs.model = c.llm.model;
+          xs.model = c.agents[p->index].model.empty() ? c.llm.model : c.agents[p->index].model;
           xs.temperature = c.llm.temperature;
           xs.max_tokens = c.llm.max_tokens;
           xs.max_failures = c.llm.max_failures;

@@ -231,7 +231,7 @@ std::string artifact(const fs::path& run_dir, const std::string& hash) {
 }
 
 fs::path llm_campaign(const std::string& name, const std::string& base_url, uint32_t budget,
-                      const std::string& mode) {
+                      const std::string& mode, const std::string& agent_extra = "") {
   std::string text = "[campaign]\nname = \"" + name + "\"\nproblem = \"" + kSoftmax.string() +
                      "\"\nseed = 5\nbudget = " + std::to_string(budget) + "\nmode = \"" + mode +
                      "\"\nglobal_plateau = 0\n" + cheap_evaluation() + "[llm]\nbase_url = \"" +
@@ -240,7 +240,8 @@ fs::path llm_campaign(const std::string& name, const std::string& base_url, uint
                      "temperature = 0.0\nmax_tokens = 2048\ntimeout_s = 2\nretries = 1\n"
                      "backoff_s = 0.05\nconcurrency = 1\nmax_failures = 3\n"
                      "[[agents]]\nname = \"vectorizer\"\nskill = \"vectorize\"\n"
-                     "[[agents]]\nname = \"model\"\nskill = \"fusion\"\nbackend = \"llm\"\n";
+                     "[[agents]]\nname = \"model\"\nskill = \"fusion\"\nbackend = \"llm\"\n" +
+                     agent_extra;
   fs::path file = scratch(name + ".toml");
   std::ofstream(file) << text;
   return file;
@@ -381,10 +382,14 @@ TEST(LlmAgent, ScriptedServerDrivesAMixedCampaignThatVerifiesWithoutTheModel) {
 
 TEST(LlmAgent, TamperedReplyIsADivergence) {
   ScriptedModel model({good("only")});
-  Ran r = run(llm_campaign("llm-tamper", model.base_url(), 3, "async"), "llm-tamper");
+  Ran r = run(llm_campaign("llm-tamper", model.base_url(), 3, "async", "model = \"override-7\"\n"),
+              "llm-tamper");
   auto x = exchanges(r.log, "model");
   ASSERT_GE(x.size(), 1u);
   ASSERT_TRUE(x[0]->ok);
+  // The agent's own model overrides [llm].model, in the request and in the log.
+  EXPECT_EQ(x[0]->model, "override-7");
+  EXPECT_EQ(json::parse(model.bodies()[0])["model"], "override-7");
   auto v = replay::verify_run(r.run_dir);
   ASSERT_TRUE(v.ok) << v.message;
   // The same log with the first reply swapped for a reply without code.
@@ -501,10 +506,11 @@ TEST(ExecAgent, ScriptAnswersAreCandidatesOrRecordedFailures) {
   fs::permissions(script, fs::perms::owner_all);
   std::string text = "[campaign]\nname = \"exec\"\nproblem = \"" + kSoftmax.string() +
                      "\"\nseed = 2\nbudget = 6\nmode = \"async\"\nglobal_plateau = 0\n" +
-                     cheap_evaluation() + "[exec]\ncommand = [\"./agent.sh\", \"" +
-                     (dir / "count").string() +
-                     "\"]\ntimeout_s = 30\nmax_failures = 4\n"
-                     "[[agents]]\nname = \"script\"\nskill = \"fusion\"\nbackend = \"exec\"\n";
+                     cheap_evaluation() +
+                     "[exec]\ntimeout_s = 30\nmax_failures = 4\n"
+                     "[[agents]]\nname = \"script\"\nskill = \"fusion\"\nbackend = \"exec\"\n"
+                     "command = [\"./agent.sh\", \"" +
+                     (dir / "count").string() + "\"]\n";
   const fs::path campaign = dir / "campaign.toml";
   std::ofstream(campaign) << text;
   Ran r = run(campaign, "exec-run");
@@ -564,6 +570,39 @@ TEST(LlmAgent, BadBackendFieldsNameTheFieldAndWriteNothing) {
   ASSERT_FALSE(exec.ok());
   EXPECT_NE(exec.status().message().find("'exec.command'"), std::string::npos)
       << exec.status().message();
+  struct AgentCase {
+    std::string agent, field;
+  } agent_cases[] = {
+      {"backend = \"builtin\"\nmodel = \"m\"\n", "'agents[0].model'"},
+      {"backend = \"llm\"\nmodel = \"\"\n", "'agents[0].model'"},
+      {"backend = \"exec\"\ncommand = \"./x.sh\"\n", "'agents[0].command'"},
+      {"backend = \"builtin\"\ncommand = [\"./x.sh\"]\n", "'agents[0].command'"},
+      {"backend = \"exec\"\ncommand = [\"./x.sh\", 3]\n", "'agents[0].command'"},
+  };
+  for (const auto& c : agent_cases) {
+    auto cfg = actors::parse_campaign(
+        "[campaign]\nname = \"bad\"\nproblem = \"" + kSoftmax.string() +
+            "\"\n[llm]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n"
+            "[[agents]]\nname = \"a\"\nskill = \"fusion\"\n" +
+            c.agent,
+        "/tmp/bad-campaign.toml");
+    ASSERT_FALSE(cfg.ok()) << c.agent;
+    EXPECT_NE(cfg.status().message().find(c.field), std::string::npos)
+        << c.field << " in " << cfg.status().message();
+  }
+  // An exec agent with its own command needs no [exec]; its relative program is resolved
+  // against the campaign file, and the whole round-trips.
+  auto own = actors::parse_campaign(
+      "[campaign]\nname = \"own\"\nproblem = \"" + kSoftmax.string() +
+          "\"\n[[agents]]\nname = \"a\"\nskill = \"fusion\"\nbackend = \"exec\"\n"
+          "command = [\"./bin/agent\", \"-v\"]\n",
+      "/tmp/campaigns/own.toml");
+  ASSERT_TRUE(own.ok()) << own.status().to_string();
+  EXPECT_EQ(own->agents[0].command, (std::vector<std::string>{"/tmp/campaigns/bin/agent", "-v"}));
+  auto own_again = actors::parse_campaign(actors::campaign_text(own.value()), "/tmp/x/own.toml");
+  ASSERT_TRUE(own_again.ok()) << own_again.status().to_string();
+  EXPECT_EQ(own_again->agents[0].command, own->agents[0].command);
+
   auto backend = actors::parse_campaign(
       "[campaign]\nname = \"bad\"\nproblem = \"" + kSoftmax.string() +
           "\"\n[[agents]]\nname = \"m\"\nskill = \"fusion\"\nbackend = \"gpt\"\n",
