@@ -94,6 +94,10 @@ void async_step(agent_actor self, CampaignContext* ctx) {
 
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                        caf::actor journal, caf::actor memory, caf::actor guard) {
+  if (ctx->config.agents.at(index).backend != "builtin") {
+    return spawn_external_agent(sys, ctx, index, std::move(journal), std::move(memory),
+                                std::move(guard));
+  }
   auto impl = [](agent_actor self, CampaignContext* ctx, uint32_t index, caf::actor journal,
                  caf::actor memory, caf::actor guard) -> caf::behavior {
     const auto& cfg = ctx->config.agents.at(index);

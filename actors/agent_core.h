@@ -36,6 +36,9 @@ struct Proposal {
   std::optional<fb::SiblingInspectedT> inspected;
   std::optional<fb::CandidateProposedT> proposed;  // empty: nothing new to propose
   std::string idle_reason;                         // why `proposed` is empty
+  // llm/exec agents: the exchange the proposal was derived from; logged first, and logged
+  // even when it gave no candidate (a recorded failure).
+  std::optional<fb::AgentExchangeT> exchange;
 };
 
 class AgentCore {

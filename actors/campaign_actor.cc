@@ -72,8 +72,18 @@ void round(campaign_actor self, CampaignContext* ctx) {
               event_list list;
               std::vector<size_t> proposal_pos;
               std::vector<fb::CandidateProposedT> proposals;
-              for (size_t i : self->state.core->select_round(*replies)) {
+              const std::vector<size_t> selected = self->state.core->select_round(*replies);
+              for (size_t i = 0; i < replies->size(); ++i) {
                 auto& r = (*replies)[i];
+                if (!r) continue;
+                const bool chosen =
+                    std::find(selected.begin(), selected.end(), i) != selected.end();
+                // An llm/exec agent's failed exchange is logged too (a recorded failure); one
+                // whose candidate sits this round out is not logged at all.
+                if (r->exchange && (chosen || !r->proposed)) {
+                  list.events.push_back(events::make_event(r->exchange->agent, *r->exchange));
+                }
+                if (!chosen) continue;
                 const std::string& name = r->proposed->agent;
                 if (r->drafted) list.events.push_back(events::make_event(name, *r->drafted));
                 if (r->inspected) list.events.push_back(events::make_event(name, *r->inspected));
@@ -81,7 +91,7 @@ void round(campaign_actor self, CampaignContext* ctx) {
                 proposals.push_back(*r->proposed);
                 list.events.push_back(events::make_event(name, *r->proposed));
               }
-              if (proposals.empty()) {
+              if (list.events.empty()) {
                 return finish(self, ctx, "every agent is out of new candidates");
               }
               self->request(self->state.journal, caf::infinite, append_atom_v, std::move(list))
@@ -90,6 +100,11 @@ void round(campaign_actor self, CampaignContext* ctx) {
                         submission_list subs;
                         for (size_t i = 0; i < proposals.size(); ++i) {
                           subs.items.push_back({std::move(proposals[i]), seqs.seqs[proposal_pos[i]]});
+                        }
+                        if (subs.items.empty()) {
+                          // Only failed exchanges this round: the next round starts from them.
+                          return self->state.follower.when(seqs.seqs.back(),
+                                                           [self, ctx] { round(self, ctx); });
                         }
                         decide_all(self, std::move(subs), [self, ctx] { round(self, ctx); });
                       },

@@ -142,6 +142,90 @@ bool valid_agent_name(const std::string& s) {
   return true;
 }
 
+// A program named with a '/' and relative is relative to the campaign file; a bare name is
+// searched in PATH.
+std::string command_path(const std::string& program, const std::filesystem::path& file) {
+  if (program.find('/') == std::string::npos || std::filesystem::path(program).is_absolute()) {
+    return program;
+  }
+  return std::filesystem::weakly_canonical(file.parent_path() / program).string();
+}
+
+// [llm] and [exec]: checked whenever present, required when an agent uses them.
+Status parse_backends(Reader& r, const toml::table& root, CampaignConfig& c, bool uses_llm,
+                      bool uses_exec) {
+  const toml::table* llm = r.table("llm", uses_llm);
+  check_unknown(r, llm, "llm",
+                {"base_url", "model", "api_key_env", "api_key", "temperature", "max_tokens",
+                 "timeout_s", "retries", "backoff_s", "concurrency", "max_failures"});
+  auto& l = c.llm;
+  r.get(llm, "llm", "base_url", l.base_url, true, "an http:// or https:// URL");
+  r.get(llm, "llm", "model", l.model, true, "a model name");
+  r.get(llm, "llm", "api_key_env", l.api_key_env, false, "an environment variable name");
+  r.get(llm, "llm", "api_key", l.api_key, false, "a string");
+  r.get(llm, "llm", "temperature", l.temperature, false, "a number in [0, 2]");
+  r.get(llm, "llm", "max_tokens", l.max_tokens, false, "a positive integer");
+  r.get(llm, "llm", "timeout_s", l.timeout_s, false, "a positive number of seconds");
+  r.get(llm, "llm", "retries", l.retries, false, "a non-negative integer");
+  r.get(llm, "llm", "backoff_s", l.backoff_s, false, "a non-negative number of seconds");
+  r.get(llm, "llm", "concurrency", l.concurrency, false, "a positive integer");
+  r.get(llm, "llm", "max_failures", l.max_failures, false, "a positive integer");
+  if (r.failed()) return r.status();
+  if (llm != nullptr) {
+    if (l.base_url.rfind("http://", 0) != 0 && l.base_url.rfind("https://", 0) != 0) {
+      r.fail("llm.base_url", "an http:// or https:// URL", "\"" + l.base_url + "\"");
+    } else if (l.model.empty()) {
+      r.fail("llm.model", "a model name", "\"\"");
+    } else if (!(l.temperature >= 0 && l.temperature <= 2)) {
+      r.fail("llm.temperature", "a number in [0, 2]", std::to_string(l.temperature));
+    } else if (l.max_tokens == 0) {
+      r.fail("llm.max_tokens", "a positive integer", "0");
+    } else if (!(l.timeout_s > 0)) {
+      r.fail("llm.timeout_s", "a positive number of seconds", std::to_string(l.timeout_s));
+    } else if (!(l.backoff_s >= 0 && l.backoff_s <= 600)) {
+      r.fail("llm.backoff_s", "a number of seconds in [0, 600]", std::to_string(l.backoff_s));
+    } else if (l.retries > 20) {
+      r.fail("llm.retries", "an integer in [0, 20]", std::to_string(l.retries));
+    } else if (l.concurrency == 0) {
+      r.fail("llm.concurrency", "a positive integer", "0");
+    } else if (l.max_failures == 0) {
+      r.fail("llm.max_failures", "a positive integer", "0");
+    }
+  }
+  if (r.failed()) return r.status();
+
+  const toml::table* ex = r.table("exec", uses_exec);
+  check_unknown(r, ex, "exec", {"command", "timeout_s", "max_failures"});
+  auto& e = c.exec;
+  r.get(ex, "exec", "timeout_s", e.timeout_s, false, "a positive number of seconds");
+  r.get(ex, "exec", "max_failures", e.max_failures, false, "a positive integer");
+  if (r.failed()) return r.status();
+  if (ex != nullptr) {
+    const toml::node* cmd = ex->get("command");
+    const char* expected = "a non-empty array of strings (the program and its arguments)";
+    if (cmd == nullptr) {
+      // Optional when every exec agent names its own command.
+      if (uses_exec) r.fail("exec.command", expected, "nothing");
+    } else if (!cmd->is_array() || cmd->as_array()->empty()) {
+      r.fail("exec.command", expected, Reader::type_name(*cmd));
+    } else {
+      for (const auto& item : *cmd->as_array()) {
+        if (!item.is_string() || item.as_string()->get().empty()) {
+          r.fail("exec.command", expected, "an element that is " + Reader::type_name(item));
+          break;
+        }
+        e.command.push_back(item.as_string()->get());
+      }
+    }
+    if (!r.failed() && !(e.timeout_s > 0)) {
+      r.fail("exec.timeout_s", "a positive number of seconds", std::to_string(e.timeout_s));
+    }
+    if (!r.failed() && e.max_failures == 0) r.fail("exec.max_failures", "a positive integer", "0");
+    if (!r.failed() && !e.command.empty()) e.command[0] = command_path(e.command[0], c.file);
+  }
+  return r.failed() ? r.status() : Status::ok();
+}
+
 }  // namespace
 
 const char* to_string(Mode m) { return m == Mode::kAsync ? "async" : "lockstep"; }
@@ -163,7 +247,8 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   c.file = std::filesystem::absolute(file);
   c.text = text;
   Reader r(root, c.file);
-  check_unknown(r, &root, "", {"campaign", "evaluation", "guard", "memory", "plateau", "agents"});
+  check_unknown(r, &root, "",
+                {"campaign", "evaluation", "guard", "memory", "plateau", "agents", "llm", "exec"});
 
   const toml::table* camp = r.table("campaign", true);
   check_unknown(r, camp, "campaign",
@@ -265,11 +350,36 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   for (const auto& node : *agents->as_array()) {
     const auto* t = node.as_table();
     const std::string prefix = "agents[" + std::to_string(i++) + "]";
-    check_unknown(r, t, prefix, {"name", "skill", "backend"});
+    check_unknown(r, t, prefix, {"name", "skill", "backend", "model", "command"});
     AgentConfig a;
     r.get(t, prefix, "name", a.name, true, "an agent name (letters, digits, '-', '_')");
     r.get(t, prefix, "skill", a.skill, true, "the name of a folder under skills/");
-    r.get(t, prefix, "backend", a.backend, false, "\"builtin\"");
+    r.get(t, prefix, "backend", a.backend, false, "\"builtin\", \"llm\" or \"exec\"");
+    r.get(t, prefix, "model", a.model, false, "a model name");
+    if (r.failed()) return r.status();
+    if (t->get("model") != nullptr && (a.backend != "llm" || a.model.empty())) {
+      r.fail(prefix + ".model", "a non-empty model name, on an agent with backend = \"llm\"",
+             a.model.empty() ? "\"\"" : "a model on backend \"" + a.backend + "\"");
+    }
+    if (const toml::node* cmd = t->get("command"); cmd != nullptr && !r.failed()) {
+      const char* expected =
+          "a non-empty array of strings (program and arguments), on an agent with backend = "
+          "\"exec\"";
+      if (a.backend != "exec" || !cmd->is_array() || cmd->as_array()->empty()) {
+        r.fail(prefix + ".command", expected,
+               a.backend != "exec" ? "a command on backend \"" + a.backend + "\""
+                                   : Reader::type_name(*cmd));
+      } else {
+        for (const auto& item : *cmd->as_array()) {
+          if (!item.is_string() || item.as_string()->get().empty()) {
+            r.fail(prefix + ".command", expected, "an element that is " + Reader::type_name(item));
+            break;
+          }
+          a.command.push_back(item.as_string()->get());
+        }
+        if (!r.failed()) a.command[0] = command_path(a.command[0], c.file);
+      }
+    }
     if (r.failed()) return r.status();
     if (!valid_agent_name(a.name)) {
       r.fail(prefix + ".name",
@@ -277,8 +387,8 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
              "\"" + a.name + "\"");
     } else if (!names.insert(a.name).second) {
       r.fail(prefix + ".name", "a name no other agent has", "\"" + a.name + "\" again");
-    } else if (a.backend != "builtin") {
-      r.fail(prefix + ".backend", "\"builtin\"", "\"" + a.backend + "\"");
+    } else if (a.backend != "builtin" && a.backend != "llm" && a.backend != "exec") {
+      r.fail(prefix + ".backend", "\"builtin\", \"llm\" or \"exec\"", "\"" + a.backend + "\"");
     } else if (!std::filesystem::exists(c.skills / a.skill / "skill.toml")) {
       r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(),
              "\"" + a.skill + "\"");
@@ -290,6 +400,12 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     return Status::invalid_argument(where(c.file, "agents") +
                                     ": expected at least one [[agents]] entry, got none");
   }
+  bool uses_llm = false, uses_exec = false;
+  for (const auto& a : c.agents) {
+    uses_llm |= a.backend == "llm";
+    uses_exec |= a.backend == "exec" && a.command.empty();
+  }
+  if (auto s = parse_backends(r, root, c, uses_llm, uses_exec); !s) return s;
   return c;
 }
 
@@ -311,9 +427,39 @@ std::string campaign_text(const CampaignConfig& c) {
      << "\ntraps = " << bound(c.traps_bound) << "\n\n[plateau]\nwindow = " << c.plateau_window
      << "\ndrafting = " << (c.drafting ? "true" : "false")
      << "\nsibling_inspection = " << (c.sibling_inspection ? "true" : "false") << "\n";
+  bool uses_llm = false, uses_exec = false;
+  for (const auto& a : c.agents) {
+    uses_llm |= a.backend == "llm";
+    uses_exec |= a.backend == "exec";
+  }
+  uses_exec = uses_exec && !c.exec.command.empty();
+  if (uses_llm) {
+    const auto& l = c.llm;
+    os << "\n[llm]\nbase_url = " << q(l.base_url) << "\nmodel = " << q(l.model)
+       << "\napi_key_env = " << q(l.api_key_env);
+    if (!l.api_key.empty()) os << "\napi_key = " << q(l.api_key);
+    os << "\ntemperature = " << l.temperature << "\nmax_tokens = " << l.max_tokens
+       << "\ntimeout_s = " << l.timeout_s << "\nretries = " << l.retries
+       << "\nbackoff_s = " << l.backoff_s << "\nconcurrency = " << l.concurrency
+       << "\nmax_failures = " << l.max_failures << "\n";
+  }
+  if (uses_exec) {
+    os << "\n[exec]\ncommand = [";
+    for (size_t i = 0; i < c.exec.command.size(); ++i) {
+      os << (i == 0 ? "" : ", ") << q(c.exec.command[i]);
+    }
+    os << "]\ntimeout_s = " << c.exec.timeout_s << "\nmax_failures = " << c.exec.max_failures
+       << "\n";
+  }
   for (const auto& a : c.agents) {
     os << "\n[[agents]]\nname = " << q(a.name) << "\nskill = " << q(a.skill)
        << "\nbackend = " << q(a.backend) << "\n";
+    if (!a.model.empty()) os << "model = " << q(a.model) << "\n";
+    if (!a.command.empty()) {
+      os << "command = [";
+      for (size_t i = 0; i < a.command.size(); ++i) os << (i == 0 ? "" : ", ") << q(a.command[i]);
+      os << "]\n";
+    }
   }
   return os.str();
 }

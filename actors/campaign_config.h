@@ -17,7 +17,33 @@ const char* to_string(Mode m);
 struct AgentConfig {
   std::string name;
   std::string skill;
-  std::string backend = "builtin";  // builtin (llm and exec plug in here)
+  std::string backend = "builtin";  // builtin | llm | exec
+  std::string model;                 // llm: this agent's model ("" = [llm].model)
+  std::vector<std::string> command;  // exec: this agent's command (empty = [exec].command)
+};
+
+// [llm]: the OpenAI-compatible chat-completions server llm agents talk to (docs/agents.md).
+struct LlmConfig {
+  std::string base_url;                        // e.g. "http://127.0.0.1:8000/v1"; required
+  std::string model;                           // required
+  std::string api_key_env = "OPENAI_API_KEY";  // environment variable holding the key
+  std::string api_key;                         // the key itself (it enters the log); "" = env
+  double temperature = 0.2;
+  uint32_t max_tokens = 4096;
+  double timeout_s = 300;     // per HTTP attempt (connect and read)
+  uint32_t retries = 3;       // further attempts after a 429, a 5xx or a transport error
+  double backoff_s = 2;       // wait before the first retry; doubles each time
+  uint32_t concurrency = 4;   // requests in flight at once, over all llm agents
+  uint32_t max_failures = 5;  // consecutive failed exchanges after which an agent stops
+};
+
+// [exec]: the command exec agents run once per proposal (context JSON on stdin, candidate on
+// stdout).
+struct ExecConfig {
+  std::vector<std::string> command;  // argv; a relative argv[0] with a '/' is relative to the
+                                     // campaign file; required when an agent uses exec
+  double timeout_s = 120;
+  uint32_t max_failures = 5;
 };
 
 struct CampaignConfig {
@@ -39,6 +65,8 @@ struct CampaignConfig {
   bool drafting = true;            // agents switch skill on plateau
   bool sibling_inspection = true;  // drafting agents may adopt a faster sibling's incumbent
   std::vector<AgentConfig> agents;
+  LlmConfig llm;
+  ExecConfig exec;
   std::map<std::string, std::string> overrides;  // command-line overrides applied, for the log
 };
 

@@ -1,11 +1,13 @@
 #include "actors/campaign_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include <flatbuffers/base.h>
 #include <rocksdb/version.h>
 
+#include "actors/agent_backends.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "storage/journal.h"
@@ -79,6 +81,38 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
+  std::shared_ptr<AgentBackend> llm_backend;
+  std::vector<std::shared_ptr<AgentBackend>> agent_backends;
+  std::map<std::string, std::string> family_sources;
+  for (const auto& a : prepared.config.agents) {
+    agent_backends.emplace_back();
+    if (a.backend == "llm") {
+      if (!llm_backend) {
+        auto b = make_llm_backend(prepared.config.llm);
+        if (!b) {
+          return Status::invalid_argument(prepared.config.file.string() + ": " +
+                                          b.status().message());
+        }
+        llm_backend = std::move(b.value());
+      }
+      agent_backends.back() = llm_backend;
+    } else if (a.backend == "exec") {
+      ExecConfig ec = prepared.config.exec;
+      if (!a.command.empty()) ec.command = a.command;
+      auto b = make_exec_backend(ec);
+      if (!b) {
+        return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name +
+                                        ": " + b.status().message());
+      }
+      agent_backends.back() = std::move(b.value());
+    }
+  }
+  if (llm_backend || std::any_of(agent_backends.begin(), agent_backends.end(),
+                                 [](const auto& b) { return b != nullptr; })) {
+    auto sources = eval::read_family_sources(prepared.problem);
+    if (!sources) return sources.status();
+    family_sources = std::move(sources.value());
+  }
 
   if (!options.in_memory_log) {
     fs::create_directories(options.run_dir, ec);
@@ -139,6 +173,8 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                          : std::max(1u, std::thread::hardware_concurrency());
   ctx.observer = options.observer;
   ctx.detached_guard = options.guard_thread;
+  ctx.agent_backends = std::move(agent_backends);
+  ctx.family_sources = std::move(family_sources);
 
   std::string stop_reason;
   Status failure;

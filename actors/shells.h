@@ -4,6 +4,7 @@
 // plateau, guard, agents and the campaign, each subscribed to the journal.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "storage/journal.h"
 
 namespace arc::actors {
+
+class AgentBackend;
 
 // Everything a campaign's actors share; owned by the caller, outlives the actors.
 struct CampaignContext {
@@ -34,6 +37,11 @@ struct CampaignContext {
   uint32_t compile_jobs = 2;
   // Called (from an actor thread) for every durable event, in seq order; may be empty.
   std::function<void(const events::Event&)> observer;
+  // llm and exec agents: each one's backend, by agent index (null for builtin agents; llm
+  // agents share one, so its concurrency limit holds over all of them), and the text of the
+  // problem's family sources (their prompts show them).
+  std::vector<std::shared_ptr<AgentBackend>> agent_backends;
+  std::map<std::string, std::string> family_sources;
 };
 
 // The single writer of the log. Handles: (append_atom, event_list) -> seq_list,
@@ -44,8 +52,12 @@ caf::actor spawn_memory(caf::actor_system& sys, CampaignContext* ctx, caf::actor
 caf::actor spawn_plateau(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal);
 caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
                        caf::actor plateau);
+// Spawns the agent the config names at `index`: builtin, or an llm/exec agent (a detached
+// actor: its exchanges block).
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                        caf::actor journal, caf::actor memory, caf::actor guard);
+caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                                caf::actor journal, caf::actor memory, caf::actor guard);
 // The campaign: (start_atom) -> std::string (the CampaignStopped reason) once it has stopped.
 // With ctx->resuming it continues the campaign already in the journal instead.
 caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,

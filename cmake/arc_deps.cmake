@@ -35,3 +35,14 @@ add_library(arc_toml INTERFACE)
 target_include_directories(arc_toml SYSTEM INTERFACE ${TOMLPP_INCLUDE_DIR})
 find_package(GTest CONFIG REQUIRED)
 include(GoogleTest)
+
+# cpp-httplib (llm agents): Debian builds it as a shared library with OpenSSL, zlib and brotli
+# support; the same defines must be set here, since they change the classes' layout.
+find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
+find_library(HTTPLIB_LIBRARY cpp-httplib REQUIRED)
+add_library(arc_httplib INTERFACE)
+target_include_directories(arc_httplib SYSTEM INTERFACE ${HTTPLIB_INCLUDE_DIR})
+target_compile_definitions(arc_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
+  CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
+target_link_libraries(arc_httplib INTERFACE ${HTTPLIB_LIBRARY} OpenSSL::SSL OpenSSL::Crypto
+  Threads::Threads)

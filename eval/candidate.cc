@@ -99,8 +99,8 @@ Result<Variant> variant_from(const nlohmann::json& j, const std::string& where) 
       return Status::invalid_argument(where + ": unknown field '" + k + "'");
     }
   }
-  if (v.family.empty() == v.source.empty()) {
-    return Status::invalid_argument(where + ": expected exactly one of 'family' and 'source'");
+  if (v.family.empty() && v.source.empty()) {
+    return Status::invalid_argument(where + ": expected 'family', 'source' or both");
   }
   return v;
 }
@@ -190,7 +190,8 @@ class CanonicalReader {
 
 std::string Variant::key() const {
   std::string k = source.empty() ? family + "{"
-                                  : "source:" + short_hash(storage::sha256_hex(source)) + "{";
+                                 : "source:" + short_hash(storage::sha256_hex(source)) +
+                                       (family.empty() ? "" : "@" + family) + "{";
   bool first = true;
   for (const auto& [n, v] : knobs) {
     if (!first) k += ",";

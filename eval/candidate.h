@@ -10,13 +10,16 @@
 
 namespace arc::eval {
 
+// A variant is a family with knob values, or free source (llm/exec agents). Free source may
+// also name a family: the source then replaces the family's source file, and the family still
+// supplies what the source does not say (a CUDA family's launches, workspace and knob names).
 struct Variant {
-  std::string family;                        // family name; empty when `source` is set
+  std::string family;                        // family name; may be empty when `source` is set
   std::map<std::string, std::string> knobs;  // compile-time defines, NAME -> VALUE
-  std::string source;                        // free source (llm/exec agents); empty otherwise
+  std::string source;                        // free source; empty for a family variant
 
-  // Stable text naming this variant, e.g. "blocked{TILE=64,UNROLL=4}" or
-  // "source:<sha256/12>{UNROLL=4}".
+  // Stable text naming this variant, e.g. "blocked{TILE=64,UNROLL=4}",
+  // "source:<sha256/12>{UNROLL=4}" or, with a family, "source:<sha256/12>@warprow{}".
   std::string key() const;
   bool operator==(const Variant&) const = default;
 };

@@ -15,6 +15,7 @@
 #include "cuda/nvrtc.h"
 #include "eval/evaluators.h"
 #include "eval/worker_client.h"
+#include "storage/sha256.h"
 
 namespace arc::eval {
 namespace {
@@ -114,7 +115,7 @@ struct CudaEvaluator::Impl {
     std::vector<std::string> early_error(variants.size());
     for (size_t i = 0; i < variants.size(); ++i) {
       const Variant& v = variants[i];
-      if (!v.source.empty()) {
+      if (!v.source.empty() && v.family.empty()) {
         early_error[i] =
             "a free-source CUDA variant needs a family to take its launches from; set "
             "'family' to one of the problem's families";
@@ -123,6 +124,19 @@ struct CudaEvaluator::Impl {
       const Family* f = problem.family(v.family);
       if (f == nullptr) {
         early_error[i] = "unknown family '" + v.family + "' in problem " + problem.name;
+        continue;
+      }
+      if (!v.source.empty()) {
+        if (!f->library.empty()) {
+          early_error[i] = "family '" + f->name +
+                           "' is a library family: free source cannot "
+                           "take its launches";
+          continue;
+        }
+        // The family's launches with the variant's own source.
+        job_of[i] = static_cast<int>(jobs.size());
+        jobs.push_back({v.source, "source:" + short_hash(storage::sha256_hex(v.source)) + ".cu",
+                        knobs_of(v, *f)});
         continue;
       }
       if (!f->library.empty()) continue;  // no source: the library is the implementation

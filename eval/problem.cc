@@ -1666,4 +1666,20 @@ Result<std::vector<ResolvedLaunch>> resolve_launches(
   }
 }
 
+Result<std::map<std::string, std::string>> read_family_sources(const Problem& problem) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : problem.families) {
+    if (!f.library.empty() || f.source.empty()) continue;
+    std::ifstream in(f.source, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      return Status::io_error(problem.file.string() + ": family '" + f.name +
+                              "': cannot read its source " + f.source.string());
+    }
+    out[f.name] = text.str();
+  }
+  return out;
+}
+
 }  // namespace arc::eval

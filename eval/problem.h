@@ -118,6 +118,10 @@ struct Problem {
 // file, the field and what was expected.
 Result<Problem> load_problem(const std::filesystem::path& path);
 
+// The text of every family's source file, by family name (library families have none). Fails
+// naming the file that cannot be read.
+Result<std::map<std::string, std::string>> read_family_sources(const Problem& problem);
+
 // Evaluates an arithmetic expression (+ - * / parentheses, numbers, axis names, and the
 // functions cdiv(a, b) = ceil(a / b), min(a, b), max(a, b)).
 Result<double> evaluate_expression(const std::string& expr,

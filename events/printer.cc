@@ -200,7 +200,8 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
       l.str("agent", x.agent).str("backend", x.backend).opt("model", x.model);
       l.opt_hash("prompt", x.prompt_ref).opt_hash("response", x.response_ref);
       l.u("tokens_in", x.tokens_in).u("tokens_out", x.tokens_out);
-      l.d("latency_ms", x.latency_ms).b("ok", x.ok).opt("error", first_line(x.error));
+      l.d("latency_ms", x.latency_ms).u("attempts", x.attempts).u("view_seq", x.view_seq);
+      l.b("ok", x.ok).opt_hash("candidate", x.candidate_hash).opt("error", first_line(x.error));
       break;
     }
     case Payload::CampaignStopped: {
@@ -396,7 +397,10 @@ json json_payload(const fb::PayloadUnion& p) {
               {"tokens_out", x.tokens_out},
               {"latency_ms", jnum(x.latency_ms)},
               {"ok", x.ok},
-              {"error", x.error}};
+              {"error", x.error},
+              {"view_seq", x.view_seq},
+              {"candidate_hash", x.candidate_hash},
+              {"attempts", x.attempts}};
     }
     case Payload::CampaignStopped: {
       const auto& x = *p.AsCampaignStopped();

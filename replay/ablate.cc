@@ -196,6 +196,15 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   if (o.budgets.empty()) return Status::invalid_argument("--budgets: expected at least one");
   auto base = actors::load_campaign(o.base_campaign);
   if (!base) return base.status();
+  for (size_t i = 0; i < base->agents.size(); ++i) {
+    if (base->agents[i].backend != "builtin") {
+      // A counterfactual run would ask the model or command anew: not a replay.
+      return Status::invalid_argument(
+          o.base_campaign.string() + ": field 'agents[" + std::to_string(i) +
+          "].backend': expected \"builtin\" (ablation re-runs builtin agents only), got \"" +
+          base->agents[i].backend + "\"");
+    }
+  }
   AblationReport report;
   report.budgets = o.budgets;
   std::sort(report.budgets.begin(), report.budgets.end());

@@ -82,6 +82,15 @@ void event_fields(const events::Event& e, std::string& agent, std::string& candi
       candidate = e.payload.AsSiblingInspected()->sibling_incumbent;
       detail = e.payload.AsSiblingInspected()->sibling;
       break;
+    case fb::Payload::AgentExchange: {
+      const auto* x = e.payload.AsAgentExchange();
+      agent = x->agent;
+      candidate = x->candidate_hash;
+      detail = x->backend + (x->ok ? " ok" : " failed: " + x->error) + " (" +
+               num(x->latency_ms) + " ms, " + std::to_string(x->tokens_in) + "+" +
+               std::to_string(x->tokens_out) + " tokens)";
+      break;
+    }
     case fb::Payload::CampaignStopped:
       candidate = e.payload.AsCampaignStopped()->best_hash;
       detail = e.payload.AsCampaignStopped()->reason;

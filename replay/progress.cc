@@ -32,6 +32,20 @@ void ProgressPrinter::on_event(const events::Event& e) {
       moves_[p->candidate_hash] = p->move;
       break;
     }
+    case fb::Payload::AgentExchange: {
+      // A failed exchange decides nothing: say why, so a dead model server is visible at once.
+      const auto* p = e.payload.AsAgentExchange();
+      if (p->ok) break;
+      rows_[p->agent].last = "no candidate: " + p->error.substr(0, 60);
+      if (terminal_) {
+        redraw();
+      } else {
+        std::fprintf(out_, "           %s %s exchange gave no candidate (%.0f ms): %s\n",
+                     p->agent.c_str(), p->backend.c_str(), p->latency_ms,
+                     p->error.substr(0, 160).c_str());
+      }
+      break;
+    }
     case fb::Payload::Decision: {
       const auto* p = e.payload.AsDecision();
       const char* verdict = fb::EnumNameVerdict(p->verdict);

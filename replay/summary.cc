@@ -165,6 +165,16 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
         a.skills_used.push_back(p->to_skill);
         break;
       }
+      case fb::Payload::AgentExchange: {
+        const auto* p = e.payload.AsAgentExchange();
+        auto& a = agent(s, p->agent);
+        ++a.exchanges;
+        if (!p->ok) ++a.failed_exchanges;
+        a.tokens_in += p->tokens_in;
+        a.tokens_out += p->tokens_out;
+        a.exchange_ms += p->latency_ms;
+        break;
+      }
       case fb::Payload::SiblingInspected:
         if (e.payload.AsSiblingInspected()->adopted) {
           ++agent(s, e.payload.AsSiblingInspected()->agent).adoptions;
@@ -267,6 +277,13 @@ nlohmann::json to_json(const CampaignSummary& s) {
                            {"drafts", a.drafts},
                            {"adoptions", a.adoptions},
                            {"best_score", a.best_score}});
+    if (a.exchanges > 0) {
+      j["agents"].back()["exchanges"] = {{"count", a.exchanges},
+                                         {"failed", a.failed_exchanges},
+                                         {"tokens_in", a.tokens_in},
+                                         {"tokens_out", a.tokens_out},
+                                         {"latency_ms", a.exchange_ms}};
+    }
   }
   j["wall_seconds"] = s.wall_seconds;
   return j;
@@ -337,6 +354,19 @@ std::string report_markdown(const CampaignSummary& s) {
     os << "| " << a.name << " | " << skills << " | " << a.candidates << " | " << a.keeps << " | "
        << a.reverts << " | " << a.rejects << " | " << a.plateaus << " | " << a.drafts << " | "
        << a.adoptions << " | " << fmt(a.best_score, 3) << "x |\n";
+  }
+  bool any_exchange = false;
+  for (const auto& a : s.agents) any_exchange |= a.exchanges > 0;
+  if (any_exchange) {
+    os << "\n## Model and command exchanges\n\n| agent | exchanges | no candidate | tokens in | "
+          "tokens out | mean latency |\n|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& a : s.agents) {
+      if (a.exchanges == 0) continue;
+      os << "| " << a.name << " | " << a.exchanges << " | " << a.failed_exchanges << " | "
+         << a.tokens_in << " | " << a.tokens_out << " | " << fmt(a.exchange_ms / a.exchanges, 0)
+         << " ms |\n";
+    }
+    os << "\n`arc-replay show RUN --conversation` prints every prompt and reply.\n";
   }
   os << "\n## Best so far\n\n| candidate | best score |\n|---:|---:|\n";
   double last = -1;

@@ -28,6 +28,12 @@ struct AgentSummary {
   uint32_t adoptions = 0;
   double best_score = 1.0;
   std::map<std::string, uint32_t> rejects_by_status;
+  // llm/exec agents: exchanges logged, those that gave no candidate, tokens and latency.
+  uint32_t exchanges = 0;
+  uint32_t failed_exchanges = 0;
+  uint64_t tokens_in = 0;
+  uint64_t tokens_out = 0;
+  double exchange_ms = 0;  // summed latency
 };
 
 struct WorkloadSummary {

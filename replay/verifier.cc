@@ -5,15 +5,18 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "actors/agent_core.h"
+#include "actors/external_agent_core.h"
 #include "actors/guard_core.h"
 #include "actors/memory_core.h"
 #include "actors/plateau_core.h"
 #include "actors/view.h"
 #include "replay/reconstruct.h"
+#include "storage/sha256.h"
 
 namespace arc::replay {
 namespace {
@@ -56,6 +59,8 @@ std::string proposal_text(const fb::CandidateProposedT& p) {
 
 class Verifier {
  public:
+  explicit Verifier(ArtifactLookup artifacts) : artifacts_(std::move(artifacts)) {}
+
   VerifyReport run(const std::vector<events::Event>& log) {
     if (log.empty()) return fail(0, "empty log");
     if (log.front().payload.type != fb::Payload::CampaignStarted) {
@@ -72,12 +77,31 @@ class Verifier {
     if (!rec) return fail(log.front().seq, rec.status().message());
     rec_ = std::make_unique<Reconstructed>(std::move(rec.value()));
     setup();
+    for (const auto& a : rec_->config.agents) {
+      if (a.backend == "builtin") continue;
+      auto sources = eval::read_family_sources(rec_->problem);
+      if (!sources) return fail(log.front().seq, sources.status().message());
+      family_sources_ = std::move(sources.value());
+      break;
+    }
 
-    // Pass 1: the views each agent proposed from.
+    // Pass 1: the views each agent proposed from (llm/exec agents: each exchange's view).
+    std::set<std::string> external;
+    for (const auto& a : rec_->config.agents) {
+      if (a.backend != "builtin") external.insert(a.name);
+    }
     for (const auto& e : log) {
       if (e.payload.type == fb::Payload::CandidateProposed) {
         const auto* p = e.payload.AsCandidateProposed();
-        if (p->agent != kCampaignActor) needed_[p->agent].push_back(p->view_seq);
+        if (p->agent != kCampaignActor && external.count(p->agent) == 0) {
+          needed_[p->agent].push_back(p->view_seq);
+        }
+      } else if (e.payload.type == fb::Payload::AgentExchange) {
+        const auto* p = e.payload.AsAgentExchange();
+        if (external.count(p->agent) == 0) {
+          return fail(e.seq, "AgentExchange for '" + p->agent + "', which is no llm/exec agent");
+        }
+        needed_[p->agent].push_back(p->view_seq);
       }
     }
     for (auto& [agent, views] : needed_) cursor_[agent] = 0;
@@ -99,6 +123,9 @@ class Verifier {
       if (!q.empty() && q.front().second > 0) {
         return fail(log.back().seq, "agent " + agent + ": a proposal was cut short");
       }
+    }
+    for (const auto& [agent, q] : asked_) {
+      if (!q.empty()) return fail(log.back().seq, "agent " + agent + ": an exchange is missing");
     }
     report_.ok = true;
     return report_;
@@ -178,6 +205,8 @@ class Verifier {
         evaluations_[e.seq] = p;
         return "";
       }
+      case fb::Payload::AgentExchange:
+        return check_exchange(e);
       default:
         return "";
     }
@@ -231,6 +260,61 @@ class Verifier {
     return "";
   }
 
+  // The exchange must carry the prompt re-built from its view; what it gave must re-derive
+  // from the logged reply. Its draft, inspection and proposal are then expected next.
+  std::string check_exchange(const events::Event& e) {
+    const auto* x = e.payload.AsAgentExchange();
+    auto& q = asked_[x->agent];
+    if (q.empty()) return "agent " + x->agent + ": an exchange without a view to derive it from";
+    const actors::ExchangeRequest req = std::move(q.front());
+    q.pop_front();
+    if (req.view_seq != x->view_seq) {
+      return "agent " + x->agent + ": exchange view_seq " + std::to_string(x->view_seq) +
+             " re-derived as " + std::to_string(req.view_seq);
+    }
+    if (storage::sha256_hex(req.prompt) != x->prompt_ref) {
+      return "agent " + x->agent + ": the logged prompt " + x->prompt_ref.substr(0, 12) +
+             " differs from the one re-built from view " + std::to_string(req.view_seq);
+    }
+    actors::ExchangeReply reply;
+    reply.prompt_ref = x->prompt_ref;
+    reply.response_ref = x->response_ref;
+    reply.latency_ms = x->latency_ms;
+    reply.attempts = x->attempts;
+    if (x->response_ref.empty()) {
+      reply.error = x->error;  // a transport failure: nothing was delivered to re-read
+    } else {
+      if (!artifacts_) return "agent " + x->agent + ": the reply's artifact store is not open";
+      auto body = artifacts_(x->response_ref);
+      if (!body) {
+        return "agent " + x->agent + ": reply " + x->response_ref.substr(0, 12) +
+               " unreadable: " + body.status().message();
+      }
+      reply.delivered = true;
+      reply.body = std::move(body.value());
+    }
+    auto core = external_.find(x->agent);
+    if (core == external_.end()) return "agent " + x->agent + " exchanges before it was spawned";
+    actors::Proposal p = core->second->conclude(req, reply);
+    const fb::AgentExchangeT& want = *p.exchange;
+    if (want.ok != x->ok || want.error != x->error || want.candidate_hash != x->candidate_hash ||
+        want.tokens_in != x->tokens_in || want.tokens_out != x->tokens_out ||
+        want.model != x->model || want.backend != x->backend) {
+      return "agent " + x->agent + ": exchange re-derived " +
+             (want.ok ? "candidate " + want.candidate_hash.substr(0, 12)
+                      : "failure \"" + want.error + "\"") +
+             ", logged " +
+             (x->ok ? "candidate " + x->candidate_hash.substr(0, 12)
+                    : "failure \"" + x->error + "\"");
+    }
+    ++report_.exchanges;
+    if (p.proposed) {
+      p.exchange.reset();
+      pending_[x->agent].emplace_back(expected_events(p, x->agent), 0);
+    }
+    return "";
+  }
+
   std::string check_decision(const events::Event& e) {
     if (expected_conclusion_) return "the previous decision's conclusion is missing";
     if (!plateau_->due().empty()) return "a plateau was due before this decision and not recorded";
@@ -267,14 +351,33 @@ class Verifier {
       const auto& c = rec_->config;
       actors::AgentSetup setup{p->agent, p->index, c.agents[p->index].skill, c.seed, c.drafting,
                                c.sibling_inspection};
-      agents_.emplace(p->agent, std::make_unique<actors::AgentCore>(setup, rec_->problem,
-                                                                    rec_->skills));
+      const std::string& backend = c.agents[p->index].backend;
+      if (backend == "builtin") {
+        agents_.emplace(p->agent,
+                        std::make_unique<actors::AgentCore>(setup, rec_->problem, rec_->skills));
+      } else {
+        actors::ExternalSetup xs;
+        xs.agent = setup;
+        xs.backend = backend;
+        xs.device = rec_->started.device;
+        if (backend == "llm") {
+          xs.model = c.agents[p->index].model.empty() ? c.llm.model : c.agents[p->index].model;
+          xs.temperature = c.llm.temperature;
+          xs.max_tokens = c.llm.max_tokens;
+          xs.max_failures = c.llm.max_failures;
+        } else {
+          xs.max_failures = c.exec.max_failures;
+        }
+        external_.emplace(p->agent, std::make_unique<actors::ExternalAgentCore>(
+                                        xs, rec_->problem, rec_->skills, family_sources_));
+      }
     }
     view_->apply(e);
     memory_->apply(e);
     guard_->apply(e);
     plateau_->apply(e);
     for (auto& [name, core] : agents_) core->apply(e);
+    for (auto& [name, core] : external_) core->apply(e);
   }
 
   // Proposals whose view is the state just reached.
@@ -282,6 +385,17 @@ class Verifier {
     for (auto& [agent, views] : needed_) {
       size_t& i = cursor_[agent];
       while (i < views.size() && views[i] == seq) {
+        if (auto x = external_.find(agent); x != external_.end()) {
+          auto prepared =
+              x->second->prepare(*view_, memory_->recall(rec_->problem.kernel_type, seq));
+          if (!prepared.request) {
+            return "agent " + agent + ": re-derived nothing to ask from view " +
+                   std::to_string(seq) + " (" + prepared.idle_reason + ")";
+          }
+          asked_[agent].push_back(std::move(*prepared.request));
+          ++i;
+          continue;
+        }
         auto core = agents_.find(agent);
         if (core == agents_.end()) return "agent " + agent + " proposes before it was spawned";
         auto p = core->second->propose(*view_, memory_->recall(rec_->problem.kernel_type, seq));
@@ -300,6 +414,10 @@ class Verifier {
     return "";
   }
 
+  ArtifactLookup artifacts_;
+  std::map<std::string, std::string> family_sources_;
+  std::map<std::string, std::unique_ptr<actors::ExternalAgentCore>> external_;
+  std::map<std::string, std::deque<actors::ExchangeRequest>> asked_;
   VerifyReport report_;
   std::unique_ptr<Reconstructed> rec_;
   std::unique_ptr<actors::CampaignView> view_;
@@ -318,9 +436,9 @@ class Verifier {
 
 }  // namespace
 
-VerifyReport verify_events(const std::vector<events::Event>& log) {
+VerifyReport verify_events(const std::vector<events::Event>& log, const ArtifactLookup& artifacts) {
   const auto t0 = std::chrono::steady_clock::now();
-  Verifier v;
+  Verifier v(artifacts);
   VerifyReport r = v.run(log);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -347,7 +465,8 @@ VerifyReport verify_run(const std::filesystem::path& run_dir) {
     r.events = log.size();
     return r;
   }
-  r = verify_events(log);
+  const storage::Journal* j = journal.value().get();
+  r = verify_events(log, [j](const std::string& hash) { return j->get_artifact(hash); });
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

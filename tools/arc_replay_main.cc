@@ -14,8 +14,10 @@
 #include "events/printer.h"
 #include "replay/ablate.h"
 #include "replay/analyze.h"
+#include "replay/conversation.h"
 #include "replay/export.h"
 #include "replay/plot.h"
+#include "replay/reconstruct.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
 
@@ -29,6 +31,11 @@ int main(int argc, char** argv) {
   show->add_option("run_dir", show_dir, "run directory")->required();
   show->add_flag("--json", show_json, "as JSON");
   show->add_flag("--events", show_events, "every event, one per line (JSON lines with --json)");
+  bool show_conversation = false;
+  std::string show_agent;
+  show->add_flag("--conversation", show_conversation,
+                 "every llm/exec exchange: prompt, reply and what it gave");
+  show->add_option("--agent", show_agent, "with --conversation: only this agent's exchanges");
 
   auto* verify = app.add_subcommand("verify", "re-derive every proposal and decision");
   std::string verify_dir;
@@ -94,6 +101,17 @@ int main(int argc, char** argv) {
     if (!log) {
       std::fprintf(stderr, "arc-replay: %s\n", log.status().message().c_str());
       return log.status().code() == arc::Status::Code::kCorruption ? 3 : 2;
+    }
+    if (show_conversation) {
+      auto journal = arc::replay::open_run_log(show_dir);
+      if (!journal) {
+        std::fprintf(stderr, "arc-replay: %s\n", journal.status().message().c_str());
+        return 2;
+      }
+      const arc::storage::Journal* j = journal.value().get();
+      std::cout << arc::replay::conversation_text(
+          log.value(), [j](const std::string& h) { return j->get_artifact(h); }, show_agent);
+      return 0;
     }
     if (show_events) {
       for (const auto& e : log.value()) {
@@ -224,17 +242,18 @@ int main(int argc, char** argv) {
                           {"proposals", r.proposals},
                           {"decisions", r.decisions},
                           {"plateaus", r.plateaus},
+                          {"exchanges", r.exchanges},
                           {"divergence_seq", r.divergence_seq},
                           {"message", r.message},
                           {"seconds", r.seconds}};
       std::cout << arc::events::dump_json(j, 2) << std::endl;
     } else if (r.ok) {
-      std::printf("verified %llu events: %llu proposals, %llu decisions, %llu plateaus "
-                  "re-derived identically (%.3f s)\n",
-                  static_cast<unsigned long long>(r.events),
-                  static_cast<unsigned long long>(r.proposals),
-                  static_cast<unsigned long long>(r.decisions),
-                  static_cast<unsigned long long>(r.plateaus), r.seconds);
+      std::printf(
+          "verified %llu events: %llu proposals, %llu decisions, %llu plateaus, "
+          "%llu exchanges re-derived identically (%.3f s)\n",
+          static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.proposals),
+          static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.plateaus),
+          static_cast<unsigned long long>(r.exchanges), r.seconds);
     } else {
       std::printf("DIVERGENCE at seq %llu: %s\n",
                   static_cast<unsigned long long>(r.divergence_seq), r.message.c_str());

@@ -1,18 +1,18 @@
 // arcd: runs KernelArc campaigns. Exit codes: 0 done; 1 the campaign ran but failed (e.g. the
 // seed fails its own check); 2 bad input (a file, field or flag; nothing was written);
 // 3 storage or I/O error; 4 internal error.
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "actors/campaign_runner.h"
-#include "events/printer.h"
 #include "actors/sweep.h"
 #include "eval/evaluators.h"
+#include "events/printer.h"
+#include "replay/kernel_export.h"
 #include "replay/progress.h"
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
@@ -159,6 +159,15 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
   return 0;
 }
 
+int cmd_export(const std::string& run_dir, const std::string& format, const std::string& out) {
+  const std::filesystem::path out_dir =
+      out.empty() ? std::filesystem::path(run_dir) / "export" / format : std::filesystem::path(out);
+  auto written = arc::replay::export_run(run_dir, format, out_dir);
+  if (!written) return fail(written.status());
+  for (const auto& p : written.value()) std::printf("wrote %s\n", p.c_str());
+  return 0;
+}
+
 int cmd_list(bool json) {
   namespace fs = std::filesystem;
   const fs::path home = arc::actors::arc_home();
@@ -288,6 +297,17 @@ int main(int argc, char** argv) {
   std::string problem;
   check->add_option("problem", problem, "problem.toml or its folder")->required();
 
+  auto* exp = app.add_subcommand("export",
+                                 "write a run's best implementation as CUDA or as a "
+                                 "SOL-ExecBench solution");
+  std::string export_dir, export_format = "cuda", export_out;
+  exp->add_option("run_dir", export_dir, "run directory")->required();
+  exp->add_option("--format", export_format,
+                  "cuda (NAME.h + NAME.cu) | sol-execbench "
+                  "(solution.json)")
+      ->check(CLI::IsMember({"cuda", "sol-execbench"}));
+  exp->add_option("-o,--output", export_out, "folder to write (default RUN_DIR/export/FORMAT)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -303,5 +323,6 @@ int main(int argc, char** argv) {
   }
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);
+  if (*exp) return cmd_export(export_dir, export_format, export_out);
   return 2;
 }

@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -108,6 +110,44 @@ TEST_F(CudaEvaluatorTest, WithoutAGpuEvaluationFailsCleanlyButCompilationWorks) 
   ASSERT_EQ(r.workloads.size(), 2u);
   EXPECT_EQ(r.workloads[0]->status, WorkloadStatus::CRASH);
   EXPECT_THAT(r.workloads[0]->error, HasSubstr(why));
+}
+
+// An llm/exec agent's free source: the family named supplies the launches; NVRTC compiles it
+// with or without a GPU.
+static Candidate free_source(bool with_family) {
+  std::ifstream in(source_dir() / "tests" / "data" / "gpu" / "faults" / "families" / "faults.cu");
+  std::stringstream text;
+  text << in.rdbuf();
+  Candidate c;
+  c.base.source = "// written by a model\n" + text.str();
+  if (with_family) c.base.family = "faults";
+  c.base.knobs = {{"MODE", "0"}, {"SKIP_AFTER", "1"}};
+  return c;
+}
+
+TEST_F(CudaEvaluatorTest, FreeSourceCompilesWithItsFamilysLaunches) {
+  CudaEvaluator ev(faults(), options());
+  const Candidate c = free_source(true);
+  auto compiled = ev.compile(c, c.hash());
+  ASSERT_EQ(compiled.variants.size(), 1u);
+  EXPECT_TRUE(compiled.ok) << compiled.variants[0]->error;
+  EXPECT_FALSE(compiled.variants[0]->kernels.empty());
+  EXPECT_THAT(compiled.variants[0]->variant, HasSubstr("@faults{"));
+  const Candidate bare = free_source(false);
+  auto refused = ev.compile(bare, bare.hash());
+  EXPECT_FALSE(refused.ok);
+  ASSERT_EQ(refused.variants.size(), 1u);
+  EXPECT_THAT(refused.variants[0]->error, HasSubstr("needs a family to take its launches from"));
+}
+
+TEST_F(CudaEvaluatorTest, FreeSourcePassesOnTheGpu) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  auto r = run(ev, free_source(true));
+  ASSERT_EQ(r.workloads.size(), 2u);
+  for (const auto& w : r.workloads) {
+    EXPECT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
+  }
 }
 
 TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithEventTimingClocksAndPeaks) {

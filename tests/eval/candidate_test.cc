@@ -51,11 +51,23 @@ TEST(Candidate, VariantKeysDistinguishKnobsOfFreeSource) {
   EXPECT_EQ(Variant({"blocked", {{"T", "8"}}, ""}).key(), "blocked{T=8}");
 }
 
+TEST(Candidate, FreeSourceMayNameTheFamilyWhoseLaunchesItKeeps) {
+  auto c = Candidate::from_canonical(R"({"base":{"family":"warprow","source":"int x;"}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->base.family, "warprow");
+  EXPECT_EQ(c->base.source, "int x;");
+  EXPECT_EQ(Candidate::from_canonical(c->canonical()).value(), c.value());
+  const std::string key = c->base.key();
+  EXPECT_EQ(key.rfind("source:", 0), 0u);
+  EXPECT_NE(key.find("@warprow{"), std::string::npos) << key;
+  Variant bare{"", {}, "int x;"};
+  EXPECT_NE(bare.key(), key);
+}
+
 TEST(Candidate, MalformedCanonicalFormsAreRejected) {
   EXPECT_FALSE(Candidate::from_canonical("not json").ok());
   EXPECT_FALSE(Candidate::from_canonical("{}").ok());
   EXPECT_FALSE(Candidate::from_canonical(R"({"base":{}})").ok());
-  EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a","source":"b"}})").ok());
   EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a","knobs":{"K":1}}})").ok());
   EXPECT_FALSE(Candidate::from_canonical(R"({"base":{"family":"a"},"extra":1})").ok());
   auto bad = Candidate::from_canonical(R"({"base":{"family":"a"},"gates":{"w":{"x":1}}})");

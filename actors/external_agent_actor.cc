@@ -1,0 +1,212 @@
+// The shell of an llm or exec agent: follows the log into its core and view, asks memory for
+// recall as of its view, has the core build the prompt, sends it through the backend (the only
+// I/O: HTTP or a command), stores prompt and reply as artifacts, and has the core derive the
+// proposal from the stored reply. The exchange is logged with what it gave, in one append, before
+// the guard sees the candidate: verification and resumption read the reply from the log and
+// never call the model again.
+//
+// It runs detached: an exchange blocks its thread for as long as the model takes. While it
+// blocks no message is handled, so the view stays the one the prompt was built from.
+#include "actors/agent_backends.h"
+#include "actors/external_agent_core.h"
+#include "actors/follower.h"
+#include "actors/messages.h"
+#include "actors/shells.h"
+#include "actors/view.h"
+
+namespace arc::actors {
+namespace {
+
+struct external_state {
+  std::unique_ptr<ExternalAgentCore> core;
+  std::unique_ptr<CampaignView> view;
+  AgentBackend* backend = nullptr;
+  Follower follower;
+  caf::actor journal, memory, guard, campaign;
+  bool running = false;
+  bool in_flight = false;
+  bool stopping = false;
+  caf::response_promise stop_promise;
+  bool stop_pending = false;
+  static inline const char* name = "arc.external_agent";
+};
+
+using external_actor = caf::stateful_actor<external_state>*;
+
+// Sends the request, stores both blobs, and has the core conclude. Blocks.
+Proposal exchange(external_actor self, CampaignContext* ctx, const ExchangeRequest& req) {
+  auto& st = self->state;
+  ExchangeReply reply;
+  auto prompt_ref = ctx->journal->put_artifact(req.prompt);
+  if (!prompt_ref) {
+    reply.error = "cannot store the prompt: " + prompt_ref.status().message();
+    return st.core->conclude(req, reply);
+  }
+  reply = st.backend->exchange(req);
+  reply.prompt_ref = prompt_ref.value();
+  if (reply.delivered) {
+    auto response_ref = ctx->journal->put_artifact(reply.body);
+    if (!response_ref) {
+      reply.delivered = false;
+      reply.error = "cannot store the reply: " + response_ref.status().message();
+    } else {
+      reply.response_ref = response_ref.value();
+    }
+  }
+  return st.core->conclude(req, reply);
+}
+
+// Builds the prompt from the view as it is now (recall as of the same seq), exchanges, and
+// hands the concluded proposal (or the idle reason) to `then`.
+template <class Then>
+void propose_now(external_actor self, CampaignContext* ctx, Then then) {
+  const uint64_t v = self->state.view->last_seq();
+  self->request(self->state.memory, caf::infinite, recall_atom_v, ctx->problem.kernel_type, v)
+      .await(
+          [self, ctx, then](const recall_msg& r) mutable {
+            auto& st = self->state;
+            Prepared prepared = st.core->prepare(*st.view, r.recall);
+            if (!prepared.request) {
+              Proposal idle;
+              idle.idle_reason = prepared.idle_reason;
+              return then(std::move(idle));
+            }
+            then(exchange(self, ctx, *prepared.request));
+          },
+          [self](caf::error& err) { self->quit(err); });
+}
+
+void settle(external_actor self) {
+  self->state.in_flight = false;
+  if (self->state.stop_pending) {
+    self->state.stop_pending = false;
+    self->state.stop_promise.deliver(true);
+  }
+}
+
+void async_step(external_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (st.stopping || !st.running) return settle(self);
+  st.in_flight = true;
+  propose_now(self, ctx, [self, ctx](Proposal p) {
+    auto& st = self->state;
+    if (!p.exchange) {
+      // Nothing to ask from this view: try again once the log has moved on.
+      const uint64_t idle_at = st.view->last_seq();
+      st.in_flight = false;
+      self->send(st.campaign, done_atom_v, st.core->name(), idle_at);
+      if (st.stop_pending) settle(self);
+      st.follower.when(idle_at + 1, [self, ctx] { async_step(self, ctx); });
+      return;
+    }
+    const std::string& name = st.core->name();
+    event_list list;
+    list.events.push_back(events::make_event(name, *p.exchange));
+    if (p.proposed) {
+      if (p.drafted) list.events.push_back(events::make_event(name, *p.drafted));
+      if (p.inspected) list.events.push_back(events::make_event(name, *p.inspected));
+      list.events.push_back(events::make_event(name, *p.proposed));
+    }
+    std::optional<fb::CandidateProposedT> proposed = p.proposed;
+    self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+        .then(
+            [self, ctx, proposed](const seq_list& seqs) mutable {
+              if (!proposed) {
+                // A recorded failure: ask again from the view that includes it.
+                return self->state.follower.when(seqs.seqs.back(),
+                                                 [self, ctx] { async_step(self, ctx); });
+              }
+              submission s{std::move(*proposed), seqs.seqs.back()};
+              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
+                  .then(
+                      [self, ctx](const verdict_msg& v) {
+                        self->state.follower.when(v.last_seq,
+                                                  [self, ctx] { async_step(self, ctx); });
+                      },
+                      [self](caf::error& err) { self->quit(err); });
+            },
+            [self](caf::error& err) { self->quit(err); });
+  });
+}
+
+}  // namespace
+
+caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                                caf::actor journal, caf::actor memory, caf::actor guard) {
+  auto impl = [](external_actor self, CampaignContext* ctx, uint32_t index, caf::actor journal,
+                 caf::actor memory, caf::actor guard) -> caf::behavior {
+    const auto& cfg = ctx->config.agents.at(index);
+    const CampaignConfig& c = ctx->config;
+    ExternalSetup setup;
+    setup.agent = AgentSetup{cfg.name, index, cfg.skill, c.seed, c.drafting, c.sibling_inspection};
+    setup.backend = cfg.backend;
+    setup.device = ctx->device;
+    if (cfg.backend == "llm") {
+      setup.model = cfg.model.empty() ? c.llm.model : cfg.model;
+      setup.temperature = c.llm.temperature;
+      setup.max_tokens = c.llm.max_tokens;
+      setup.max_failures = c.llm.max_failures;
+    } else {
+      setup.max_failures = c.exec.max_failures;
+    }
+    auto& st = self->state;
+    st.core = std::make_unique<ExternalAgentCore>(std::move(setup), ctx->problem, ctx->skills,
+                                                  ctx->family_sources);
+    st.backend = index < ctx->agent_backends.size() ? ctx->agent_backends[index].get() : nullptr;
+    std::vector<std::string> names;
+    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
+    st.view = std::make_unique<CampaignView>(std::move(names));
+    st.journal = journal;
+    st.memory = memory;
+    st.guard = guard;
+    self->send(journal, subscribe_atom_v, caf::actor{self});
+    if (st.backend == nullptr) {
+      self->quit(caf::make_error(caf::sec::runtime_error,
+                                 "agent " + cfg.name + ": no " + cfg.backend + " backend"));
+      return {};
+    }
+    return {
+        [self](const published_events& p) {
+          follow(self, self->state.follower, p, [self](const events::Event& e) {
+            self->state.view->apply(e);
+            self->state.core->apply(e);
+          });
+        },
+        // Lockstep: propose from the view at exactly seq v; the campaign logs the exchange.
+        [self, ctx, index](propose_atom, uint64_t v) {
+          auto rp = self->make_response_promise<proposal_msg>();
+          self->state.follower.when(v, [self, ctx, rp, index, v]() mutable {
+            if (self->state.view->last_seq() != v) {
+              rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                         "lockstep view moved past the round's seq"));
+              return;
+            }
+            propose_now(self, ctx, [rp, index](Proposal p) mutable {
+              rp.deliver(proposal_msg{std::move(p), index});
+            });
+          });
+          return rp;
+        },
+        [self, ctx](run_atom, const caf::actor& campaign, uint64_t from) {
+          self->state.campaign = campaign;
+          self->state.running = true;
+          self->state.follower.when(from, [self, ctx] { async_step(self, ctx); });
+        },
+        [self](stop_atom) {
+          auto rp = self->make_response_promise<bool>();
+          self->state.stopping = true;
+          if (self->state.in_flight) {
+            self->state.stop_promise = rp;
+            self->state.stop_pending = true;
+          } else {
+            rp.deliver(true);
+          }
+          return rp;
+        },
+    };
+  };
+  return sys.spawn<caf::detached>(impl, ctx, index, std::move(journal), std::move(memory),
+                                  std::move(guard));
+}
+
+}  // namespace arc::actors

@@ -1,0 +1,286 @@
+// arcd export: a GPU run directory (a real RocksDB log built event by event, with a shipped
+// CUDA problem's candidates) exported as CUDA and as a SOL-ExecBench solution; the exported
+// CUDA is compiled and linked with the real nvcc here (no GPU needed).
+#include "replay/kernel_export.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "actors/view.h"
+#include "eval/problem.h"
+#include "storage/journal.h"
+
+namespace arc::replay {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kNvcc = "/usr/local/cuda/bin/nvcc";
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("arc-export-" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// A GPU campaign's log: the problem's seed as baseline, then `best` KEPT with a higher score,
+// each evaluated on every workload (with a cuBLASLt plan recorded where `plans` names one).
+fs::path gpu_run(const std::string& problem_dir, const eval::Candidate& best,
+                 const std::map<std::string, std::string>& plans) {
+  auto problem = eval::load_problem(fs::path(ARC_SOURCE_DIR) / problem_dir);
+  EXPECT_TRUE(problem.ok()) << problem.status().to_string();
+  const fs::path run = scratch("run-" + problem->name);
+  auto j = storage::Journal::open((run / "log").string(), {});
+  EXPECT_TRUE(j.ok()) << j.status().to_string();
+  auto& journal = *j.value();
+  EXPECT_TRUE(journal.set_campaign("exporttest").is_ok());
+  auto add = [&journal](const std::string& actor, auto payload) {
+    auto e = events::make_event(actor, std::move(payload));
+    auto seq = journal.append(e);
+    EXPECT_TRUE(seq.ok()) << seq.status().to_string();
+    return seq.ok() ? seq.value() : 0;
+  };
+  fb::CampaignStartedT s;
+  s.problem_name = problem->name;
+  s.problem_dir = problem->dir.string();
+  s.problem_hash = problem->hash;
+  s.kernel_type = problem->kernel_type;
+  s.mode = "lockstep";
+  s.device = "cuda: NVIDIA H200 (sm_90a)";
+  add(actors::kCampaignActor, s);
+  fb::AgentSpawnedT a;
+  a.agent = "tiler";
+  a.skill = "tiling";
+  a.backend = "builtin";
+  add(actors::kCampaignActor, a);
+  auto propose_and_keep = [&](const std::string& agent, const eval::Candidate& c, double score,
+                              const std::string& move) {
+    fb::CandidateProposedT p;
+    p.candidate_hash = c.hash();
+    p.agent = agent;
+    p.move = move;
+    p.canonical = c.canonical();
+    add(agent, p);
+    fb::CandidateEvaluatedT ev;
+    ev.candidate_hash = c.hash();
+    ev.evaluator = "cuda";
+    for (const auto& w : problem->workloads) {
+      auto we = std::make_unique<fb::WorkloadEvaluationT>();
+      we->workload = w.name;
+      we->status = fb::WorkloadStatus::OK;
+      we->median_ns = 1e5 / score;
+      if (auto it = plans.find(w.name); it != plans.end() && agent != actors::kCampaignActor) {
+        auto kv = std::make_unique<fb::KeyValueT>();
+        kv->key = "plan";
+        kv->value = it->second;
+        we->details.push_back(std::move(kv));
+      }
+      ev.workloads.push_back(std::move(we));
+    }
+    const uint64_t eval_seq = add(actors::kGuardActor, std::move(ev));
+    fb::DecisionT d;
+    d.candidate_hash = c.hash();
+    d.agent = agent;
+    d.verdict = fb::Verdict::KEEP;
+    d.score = score;
+    d.evaluation_seq = eval_seq;
+    for (size_t i = 0; i < problem->workloads.size(); ++i) d.speedups.push_back(score);
+    add(actors::kGuardActor, d);
+  };
+  propose_and_keep(actors::kCampaignActor, problem->seed, 1.0, actors::kBaselineMove);
+  propose_and_keep("tiler", best, 2.5, "shape_gate:1_gates");
+  return run;
+}
+
+// Compiles (and links, with a caller) an exported .cu with nvcc; returns nvcc's output on
+// failure, "" on success.
+std::string nvcc_build(const fs::path& dir, const std::string& name, bool link_lt) {
+  std::ofstream(dir / "main.cu") << "#include \"" << name << ".h\"\n#include <stdio.h>\n"
+                                 << "int main() {\n  long long axes[" << name
+                                 << "_NUM_AXES] = {0};\n  printf(\"%d %zu\\n\", " << name
+                                 << "_variant_for(axes), " << name
+                                 << "_workspace_bytes(axes));\n  return " << name
+                                 << "_launch(0, 0, axes, 0, 0) == cudaSuccess ? 0 : 1;\n}\n";
+  const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + dir.string() + " " +
+                          (dir / "main.cu").string() + " " + (dir / (name + ".cu")).string() +
+                          " -o " + (dir / "a.out").string() + (link_lt ? " -lcublasLt" : "") +
+                          " > " + (dir / "nvcc.log").string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc == 0 && fs::exists(dir / "a.out")) return "";
+  return cmd + "\n" + slurp(dir / "nvcc.log");
+}
+
+TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
+  eval::Candidate best;
+  best.base.family = "warprow";
+  best.base.knobs = {{"BLOCK_ROWS", "8"}, {"VEC", "4"}, {"UNROLL", "2"}};
+  eval::Variant gate;
+  gate.family = "blockrow";
+  gate.knobs = {{"THREADS", "512"}, {"ACC", "double"}};
+  best.gates["r8192_c32000"] = gate;
+  const fs::path run = gpu_run("problems/gpu/rowsum_f32", best, {});
+  const fs::path out = scratch("cuda-rowsum");
+  auto written = export_run(run, "cuda", out);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  ASSERT_EQ(written->size(), 2u);
+  const std::string cu = slurp(out / "rowsum_f32.cu");
+  const std::string h = slurp(out / "rowsum_f32.h");
+  EXPECT_NE(h.find("cudaError_t rowsum_f32_launch("), std::string::npos);
+  // Both variants, their kernels renamed apart; the gated shape dispatches to variant 1.
+  EXPECT_NE(cu.find("arc_v0::arc_v0_rowsum_warprow<<<"), std::string::npos);
+  EXPECT_NE(cu.find("arc_v1::arc_v1_rowsum_blockrow<<<"), std::string::npos);
+  EXPECT_NE(cu.find("axes[0] == 8192LL && axes[1] == 32000LL) return 1;"), std::string::npos);
+  EXPECT_NE(cu.find("#define BLOCK_ROWS 8"), std::string::npos);
+  EXPECT_NE(cu.find(best.hash()), std::string::npos);
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc << ": not compiled";
+  EXPECT_EQ(nvcc_build(out, "rowsum_f32", false), "");
+}
+
+// On a GPU: the exported row sums, both variants (the gated shape and another), agree with
+// sums taken on the host. Skips without nvcc or without a CUDA device.
+TEST(KernelExport, ExportedRowsumRunsCorrectlyOnTheGpu) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc;
+  eval::Candidate best;
+  best.base.family = "warprow";
+  best.base.knobs = {{"BLOCK_ROWS", "8"}};
+  eval::Variant gate;
+  gate.family = "blockrow";
+  gate.knobs = {{"THREADS", "512"}, {"ACC", "double"}};
+  best.gates["r8192_c32000"] = gate;
+  const fs::path run = gpu_run("problems/gpu/rowsum_f32", best, {});
+  const fs::path out = scratch("cuda-rowsum-run");
+  ASSERT_TRUE(export_run(run, "cuda", out).ok());
+  std::ofstream(out / "check.cu") << R"(#include "rowsum_f32.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+// Exit 0: correct; 1: wrong; 77: no CUDA device.
+static int check(long long rows, long long cols) {
+  std::vector<float> x(rows * cols), y(rows);
+  for (long long i = 0; i < rows * cols; ++i) x[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+  float *dx, *dy;
+  if (cudaMalloc((void**)&dx, x.size() * 4) != cudaSuccess) return 77;
+  cudaMalloc((void**)&dy, y.size() * 4);
+  cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice);
+  const long long axes[2] = {rows, cols};
+  const void* in[1] = {dx};
+  void* outp[1] = {dy};
+  if (rowsum_f32_launch(in, outp, axes, nullptr, 0) != cudaSuccess) return 1;
+  if (cudaMemcpy(y.data(), dy, y.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess) return 1;
+  for (long long r = 0; r < rows; ++r) {
+    double s = 0;
+    for (long long c = 0; c < cols; ++c) s += x[r * cols + c];
+    if (fabs(s - y[r]) > 1e-2 + 1e-4 * fabs(s)) {
+      printf("row %lld: %f vs %f (variant %d)\n", r, y[r], s, rowsum_f32_variant_for(axes));
+      return 1;
+    }
+  }
+  printf("%lld x %lld: variant %d correct\n", rows, cols, rowsum_f32_variant_for(axes));
+  cudaFree(dx);
+  cudaFree(dy);
+  return 0;
+}
+int main() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) return 77;
+  int a = check(4096, 4096);
+  if (a != 0) return a;
+  return check(8192, 32000);
+}
+)";
+  const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + out.string() + " " +
+                          (out / "check.cu").string() + " " + (out / "rowsum_f32.cu").string() +
+                          " -o " + (out / "check").string() + " > " + (out / "nvcc.log").string() +
+                          " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out / "nvcc.log");
+  const int rc = std::system(
+      ((out / "check").string() + " > " + (out / "run.log").string() + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  if (WEXITSTATUS(rc) == 77) GTEST_SKIP() << "no CUDA device here: the export compiled and linked";
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(out / "run.log");
+  std::printf("%s", slurp(out / "run.log").c_str());
+}
+
+TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
+  eval::Candidate best;
+  best.base.family = "cublaslt";
+  best.base.knobs = {{"HEUR", "1"}};
+  eval::Variant tc;
+  tc.family = "tensorcore";
+  best.gates["m16_n4096_k4096"] = tc;
+  const std::string plan =
+      "algo 66, tile 128x256, stages 64x4, splitk 1, reduction none, swizzle 0, workspace 0, "
+      "waves 1.94, heuristic rank 1 of 8";
+  const fs::path run = gpu_run("problems/gpu/gemm_bf16", best, {{"m64_n4096_k4096", plan}});
+  const fs::path out = scratch("cuda-gemm");
+  auto written = export_run(run, "cuda", out);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  const std::string cu = slurp(out / "gemm_bf16.cu");
+  EXPECT_NE(cu.find("#include <cublasLt.h>"), std::string::npos);
+  EXPECT_NE(cu.find("{64, 4096, 4096, 66, CUBLASLT_MATMUL_TILE_128x256, "
+                    "CUBLASLT_MATMUL_STAGES_64x4, 1, CUBLASLT_REDUCTION_SCHEME_NONE, 0, 1, "),
+            std::string::npos)
+      << cu.substr(cu.find("plans[]"), 600);
+  // A workload without a recorded plan falls back to the heuristic's rank HEUR.
+  EXPECT_NE(cu.find("{128, 8192, 8192, -1, 0, 0, 1, 0, 0, 1, "), std::string::npos);
+  EXPECT_NE(cu.find("axes[0] == 16LL && axes[1] == 4096LL && axes[2] == 4096LL) return 1;"),
+            std::string::npos);
+
+  auto sol = export_run(run, "sol-execbench", out / "sol");
+  ASSERT_TRUE(sol.ok()) << sol.status().to_string();
+  json j = json::parse(slurp(out / "sol" / "solution.json"));
+  EXPECT_EQ(j["definition"], "gemm_bf16");
+  EXPECT_EQ(j["spec"]["languages"], json::array({"cuda_cpp"}));
+  EXPECT_EQ(j["spec"]["entry_point"], "kernel.cu::run");
+  EXPECT_EQ(j["spec"]["destination_passing_style"], true);
+  EXPECT_NE(j["spec"]["compile_options"]["ld_flags"].dump().find("-lcublasLt"), std::string::npos);
+  std::map<std::string, std::string> sources;
+  for (const auto& s : j["sources"]) sources[s["path"]] = s["content"];
+  ASSERT_EQ(sources.count("kernel.cu"), 1u);
+  ASSERT_EQ(sources.count("gemm_bf16.h"), 1u);
+  ASSERT_EQ(sources.count("gemm_bf16_impl.cuh"), 1u);
+  // Destination-passing style: the inputs, then the outputs, in the problem's order; the axes
+  // read from the tensors' shapes.
+  EXPECT_NE(
+      sources["kernel.cu"].find("void run(torch::Tensor x, torch::Tensor w, torch::Tensor y)"),
+      std::string::npos)
+      << sources["kernel.cu"];
+  EXPECT_NE(sources["kernel.cu"].find("{x.size(0), w.size(0), x.size(1)}"), std::string::npos);
+  EXPECT_EQ(sources["gemm_bf16_impl.cuh"], cu);
+
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc << ": not compiled";
+  EXPECT_EQ(nvcc_build(out, "gemm_bf16", true), "");
+}
+
+TEST(KernelExport, HostRunIsRefusedWithTheReason) {
+  // A host problem's run: nothing CUDA to export.
+  auto problem = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
+  ASSERT_TRUE(problem.ok());
+  KernelExportInput in;
+  in.problem = &problem.value();
+  in.candidate = problem->seed;
+  auto r = export_cuda(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("expected a CUDA problem"), std::string::npos);
+  auto bad = export_run(scratch("no-run"), "cuda", scratch("no-out"));
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace arc::replay
