@@ -178,8 +178,9 @@ class CanonicalReader {
     if (literal(any ? ",\"source\":" : "\"source\":")) {
       if (!string(v.source)) return false;
     }
-    // Exactly one of family and source, as variant_from() demands.
-    return literal("}") && v.family.empty() != v.source.empty();
+    // A family, a source or both (free source with the family's launches), as variant_from()
+    // demands.
+    return literal("}") && !(v.family.empty() && v.source.empty());
   }
 
   std::string_view t_;

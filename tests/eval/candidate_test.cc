@@ -109,9 +109,17 @@ TEST(Candidate, NearCanonicalTextsAreJudgedAsJson) {
   for (const char* text : {R"({"base":{"family":"a"}}x)", R"({"base":{"family":"a"})",
                            R"({"base":{"family":""}})",
                            R"({"base":{"knobs":{"K":"1"}}})", "{\"base\":{\"family\":\"\xff\"}}",
-                           R"({"base":{"family":"a","source":"s"}})"}) {
+                           R"({"base":{"source":""}})"}) {
     EXPECT_FALSE(Candidate::from_canonical(text).ok()) << text;
   }
+  // A family with free source (an external agent's kernel under the family's launches) reads
+  // back as written.
+  Candidate both;
+  both.base = Variant{"a", {{"K", "1"}}, "s"};
+  auto b = Candidate::from_canonical(both.canonical());
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_TRUE(b.value() == both);
+  EXPECT_EQ(both.canonical(), R"({"base":{"family":"a","knobs":{"K":"1"},"source":"s"}})");
   // Valid JSON the canonical writer never produces is still read as JSON reads it.
   auto c = Candidate::from_canonical(R"({"base":{"family":"a","knobs":{}},"gates":{}})");
   ASSERT_TRUE(c.ok()) << c.status().to_string();
