@@ -5,7 +5,10 @@ function(arc_set_warnings target)
     # -fno-sanitize=vptr: CAF 0.17's task_queue downcasts its list head (a known false report).
     target_compile_options(${target} PRIVATE -fsanitize=${ARC_SANITIZE} -fno-omit-frame-pointer
       -fno-sanitize-recover=all -fno-sanitize=vptr)
-    target_link_options(${target} PRIVATE -fsanitize=${ARC_SANITIZE})
+    # Debian's gcc drops its default --as-needed under -fsanitize, which would make every
+    # binary need the driver stub (libcuda.so.1) that CUDA::nvrtc drags in; the binaries load
+    # the driver with dlopen and must start without one.
+    target_link_options(${target} PRIVATE -fsanitize=${ARC_SANITIZE} -Wl,--as-needed)
   endif()
 endfunction()
 

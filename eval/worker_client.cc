@@ -105,6 +105,10 @@ class WorkerProcess {
   int to_worker() const { return to_worker_.get(); }
   int from_worker() const { return from_worker_.get(); }
   uint64_t memory_limit_mb() const { return memory_limit_mb_; }
+  // The limit the worker says it set ("ready"): 0 where it set none (under ASan).
+  uint64_t enforced_memory_limit_mb() const {
+    return ready_.value("memory_limit_mb", memory_limit_mb_);
+  }
   const json& ready() const { return ready_; }
 
   // SIGKILL to its process group (what a candidate forked goes too); returns the wait status.
@@ -282,7 +286,7 @@ void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
                              const Status& why, const EvalSettings& settings) {
   const bool timed_out = why.code() == Status::Code::kTimeout;
   const bool eof = why.code() == Status::Code::kUnavailable;
-  const uint64_t limit_mb = worker_->memory_limit_mb();
+  const uint64_t limit_mb = worker_->enforced_memory_limit_mb();
   const int status = eof ? worker_->reap(1.0) : worker_->kill();
   lose();
   out->worker_restarts += 1;

@@ -13,12 +13,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-asan}
 bash "$root/tools/setup.sh"
+# -O1 -g1 (line tables for the reports' stack traces) compiles in 0.44x the CPU time of
+# RelWithDebInfo's -O2 -g under the sanitizers (docs/reliability.md).
 cmake -S "$root" -B "$build" -G Ninja -DARC_SANITIZE=address,undefined \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 ninja -C "$build" -j"$(nproc)"
 
 slow='HostCampaign|FamiliesMatchReference|Lockstep\.|Async\.|HostEvaluatorShipped|CrashResume'
-slow+='|Hostile\.|Cli\.RunJson|Shells\.WholeCampaign'
+slow+='|Hostile\.|Cli\.RunJson|Shells\.WholeCampaign|ShippedGpuFamilies'
 logs="$build/sanitizer-logs"
 rm -rf "$logs"
 mkdir -p "$logs"
