@@ -1,6 +1,7 @@
 #include "eval/worker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -163,8 +164,14 @@ class Xoshiro256 {
 // ---------------------------------------------------------------------------------------------
 // Buffers: 64-byte aligned, separately allocated (so buffer sets have distinct addresses).
 
+// Set once a candidate has left a thread running: that thread may still touch any tensor, so
+// from then on no buffer is freed or unmapped (the worker exits right after its reply).
+std::atomic<bool> g_buffers_pinned{false};
+
 struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
+  void operator()(void* p) const {
+    if (!g_buffers_pinned.load()) std::free(p);
+  }
 };
 
 template <class T>
@@ -216,7 +223,7 @@ class SealableBuffer {
   SealableBuffer(const SealableBuffer&) = delete;
   SealableBuffer& operator=(const SealableBuffer&) = delete;
   ~SealableBuffer() {
-    if (p_ != nullptr) ::munmap(p_, bytes_);
+    if (p_ != nullptr && !g_buffers_pinned.load()) ::munmap(p_, bytes_);
   }
   double* data() const { return p_; }
   size_t size() const { return n_; }
@@ -641,7 +648,10 @@ class Worker {
         }
         // A thread the candidate started may still write into freed buffers: this process
         // is done for.
-        if (threads_before > 0 && count_threads() > threads_before) tainted_ = true;
+        if (threads_before > 0 && count_threads() > threads_before) {
+          tainted_ = true;
+          g_buffers_pinned = true;
+        }
         if (o.status != "OK") {
           failed = true;
           failed_name = job.name;
@@ -753,6 +763,7 @@ class Worker {
       int now = count_threads();
       if (threads_before > 0 && now > threads_before) {
         tainted_ = true;  // the thread lives on in this process: replace it
+        g_buffers_pinned = true;
         o.status = "WRONG_RESULT";
         o.error = "arc_kernel left " + std::to_string(now - threads_before) +
                   " thread(s) running after it returned " + when +
