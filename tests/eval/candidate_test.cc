@@ -78,7 +78,7 @@ TEST(Candidate, ReadsEveryJsonSpellingOfACandidateAlike) {
             "gates": {"big": {"family": "naive"},
                       "small": {"knobs": {"UNROLL": "2"}, "source": "int f();"}}})",
         R"({"gates":{"small":{"source":"int f();","knobs":{"UNROLL":"2"}},"big":{"family":"naive"}},"base":{"knobs":{"TILE_M":"64","TILE_K":"32"},"family":"blocked"}})",
-        R"({"base":{"family":"blocked","knobs":{"TILE_K":"32","TILE_M":"64"}},"gates":{"big":{"family":"naive"},"small":{"knobs":{"UNROLL":"2"},"source":"int f();"}}})"}) {
+        R"({"base":{"family":"bl\u006fcked","knobs":{"TILE_K":"32","TILE_M":"64"}},"gates":{"big":{"family":"naive"},"small":{"knobs":{"UNROLL":"2"},"source":"int f();"}}})"}) {
     auto c = Candidate::from_canonical(text);
     ASSERT_TRUE(c.ok()) << text << ": " << c.status().to_string();
     EXPECT_TRUE(c.value() == plain) << text;
