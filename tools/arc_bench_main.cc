@@ -7,10 +7,6 @@
 // time with RocksDB logs on disk (how ablations ran before) against in-memory logs and
 // parallel campaigns, and optionally against another arc-replay binary (--baseline), rounds
 // interleaved; every report must be byte-identical.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +17,9 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
@@ -228,10 +227,11 @@ int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t roun
                              {"logs in memory, 1 campaign per core", false, 0, false}};
   if (current_only) modes.erase(modes.begin(), modes.end() - 1);
   if (!baseline.empty()) modes.insert(modes.begin(), {"baseline: " + baseline, true, 1, true});
-  std::printf("# arc-replay ablate: %s, sweep %s, %zu configurations x %u seeds x budget %u, "
-              "%u rounds interleaved, %u cores\n",
-              o.base_campaign.c_str(), o.measurements[0].c_str(), o.configs.size(), seeds,
-              o.budgets.back(), rounds, std::max(1u, std::thread::hardware_concurrency()));
+  std::printf(
+      "# arc-replay ablate: %s, sweep %s, %zu configurations x %u seeds x budget %u, "
+      "%u rounds interleaved, %u cores\n",
+      o.base_campaign.c_str(), o.measurements[0].c_str(), o.configs.size(), seeds, o.budgets.back(),
+      rounds, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::vector<Timing>> runs(modes.size());
   for (uint32_t r = 0; r < rounds; ++r) {
     for (size_t m = 0; m < modes.size(); ++m) {
@@ -259,17 +259,19 @@ int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t roun
     const double n = runs[m].front().candidates;
     rate[m] = n / median(walls);
     cpu_us[m] = 1e6 * median(cpus) / n;
-    std::printf("ablate_candidates_per_s %9.0f   %7.1f us CPU per candidate   %.3f s for %.0f "
-                "candidates (median wall of %u)   %s\n",
-                rate[m], cpu_us[m], median(walls), n, rounds, modes[m].name.c_str());
+    std::printf(
+        "ablate_candidates_per_s %9.0f   %7.1f us CPU per candidate   %.3f s for %.0f "
+        "candidates (median wall of %u)   %s\n",
+        rate[m], cpu_us[m], median(walls), n, rounds, modes[m].name.c_str());
   }
   if (modes.size() > 1) {
-    std::printf("speed-up of the last over the first: %.2fx candidates/s, %.2fx less CPU per "
-                "candidate\n",
-                rate.back() / rate.front(), cpu_us.front() / cpu_us.back());
+    std::printf(
+        "speed-up of the last over the first: %.2fx candidates/s, %.2fx less CPU per "
+        "candidate\n",
+        rate.back() / rate.front(), cpu_us.front() / cpu_us.back());
   }
-  std::printf("reports %s\n", identical ? "byte-identical in every mode and round"
-                                         : "DIFFER between modes");
+  std::printf("reports %s\n",
+              identical ? "byte-identical in every mode and round" : "DIFFER between modes");
   return identical ? 0 : 1;
 }
 
