@@ -233,8 +233,7 @@ std::vector<std::string> AgentCore::draft_order(const std::string& from,
 std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& skill,
                                                         const Incumbent& inc,
                                                         const CampaignView& view,
-                                                        const Recall& recall,
-                                                        uint64_t rng_seed,
+                                                        const Recall& recall, uint64_t rng_seed,
                                                         int attempts, ComposedGate& gate) const {
   const eval::Problem& p = *problem_;
   Rng rng(rng_seed);

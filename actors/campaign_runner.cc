@@ -168,9 +168,8 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                           std::to_string(FLATBUFFERS_VERSION_REVISION)},
       {"evaluator", ctx.evaluator->name()},
   };
-  ctx.compile_jobs = options.compile_jobs != 0
-                         ? options.compile_jobs
-                         : std::max(1u, std::thread::hardware_concurrency());
+  ctx.compile_jobs = options.compile_jobs != 0 ? options.compile_jobs
+                                               : std::max(1u, std::thread::hardware_concurrency());
   ctx.observer = options.observer;
   ctx.detached_guard = options.guard_thread;
   ctx.agent_backends = std::move(agent_backends);

@@ -17,14 +17,18 @@ void MemoryCore::apply(const events::Event& e) {
 Recall MemoryCore::recall(const std::string& kernel_type, uint64_t as_of) const {
   Recall r;
   if (auto it = wins_.find(kernel_type); it != wins_.end()) {
+    // Ranked by pointer; only the recalled ones are copied.
+    std::vector<const Conclusion*> known;
     for (const auto& c : it->second) {
       if (c.seq > as_of) break;
-      r.wins.push_back(c);
+      known.push_back(&c);
     }
-    std::stable_sort(r.wins.begin(), r.wins.end(), [](const Conclusion& a, const Conclusion& b) {
-      return a.speedup > b.speedup;
+    std::stable_sort(known.begin(), known.end(), [](const Conclusion* a, const Conclusion* b) {
+      return a->speedup > b->speedup;
     });
-    if (bounds_.wins != 0 && r.wins.size() > bounds_.wins) r.wins.resize(bounds_.wins);
+    if (bounds_.wins != 0 && known.size() > bounds_.wins) known.resize(bounds_.wins);
+    r.wins.reserve(known.size());
+    for (const Conclusion* c : known) r.wins.push_back(*c);
   }
   if (auto it = traps_.find(kernel_type); it != traps_.end()) {
     for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) {

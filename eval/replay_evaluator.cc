@@ -88,8 +88,8 @@ Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
   return over(std::move(records.value()), resample_seed);
 }
 
-std::unique_ptr<ReplayEvaluator> ReplayEvaluator::over(
-    std::shared_ptr<const ReplayRecords> records, uint64_t resample_seed) {
+std::unique_ptr<ReplayEvaluator> ReplayEvaluator::over(std::shared_ptr<const ReplayRecords> records,
+                                                       uint64_t resample_seed) {
   std::unique_ptr<ReplayEvaluator> r(new ReplayEvaluator());
   r->resample_seed_ = resample_seed;
   r->records_ = std::move(records);

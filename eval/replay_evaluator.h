@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +19,10 @@ namespace arc::eval {
 // The measurements of a set of logs, indexed once and shared read-only by any number of replay
 // evaluators (an ablation runs hundreds of campaigns against the same sweep).
 struct ReplayRecords {
-  std::string device;  // of the first log that names one
+  std::string device;                                 // of the first log that names one
   std::map<std::string, std::string> problem_hashes;  // log path -> problem hash
   std::optional<fb::PeaksMeasuredT> peaks;
-  std::map<std::string, fb::CompileFinishedT> compiles;       // by candidate hash
+  std::map<std::string, fb::CompileFinishedT> compiles;        // by candidate hash
   std::map<std::string, fb::CandidateEvaluatedT> evaluations;  // by candidate hash
 
   // Reads and indexes the logs (each a run directory's log folder, or a run directory).

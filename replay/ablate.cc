@@ -131,8 +131,8 @@ struct SeedResult {
 };
 
 // Runs one configuration at one seed. Thread-safe: everything shared is read-only.
-SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& name,
-                   uint32_t seed, const AblationOptions& o, const std::vector<uint32_t>& budgets,
+SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& name, uint32_t seed,
+                   const AblationOptions& o, const std::vector<uint32_t>& budgets,
                    const std::shared_ptr<const eval::ReplayRecords>& records, uint32_t threads) {
   namespace fs = std::filesystem;
   SeedResult out;
@@ -140,8 +140,8 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   ro.run_dir = o.work_dir / (name + "-" + std::to_string(seed));
   ro.seed = seed;
   ro.threads = threads;
-  ro.compile_jobs = 1;        // replay compiles nothing
-  ro.guard_thread = false;    // and answers every evaluation at once
+  ro.compile_jobs = 1;      // replay compiles nothing
+  ro.guard_thread = false;  // and answers every evaluation at once
   ro.in_memory_log = !o.logs_on_disk;
   std::error_code ec;
   if (o.logs_on_disk) fs::remove_all(ro.run_dir, ec);

@@ -313,8 +313,7 @@ Status Journal::set_campaign(const std::string& campaign_id) {
   return recover_last_seq();
 }
 
-Status Journal::append_locked(events::Event* events, size_t n,
-                              std::vector<std::string>* frames) {
+Status Journal::append_locked(events::Event* events, size_t n, std::vector<std::string>* frames) {
   State& st = *state_;
   if (options_.read_only) {
     return Status::invalid_argument(st.where() + " is open read-only; append refused");

@@ -7,10 +7,6 @@
 // time with RocksDB logs on disk (how ablations ran before) against in-memory logs and
 // parallel campaigns, and optionally against another arc-replay binary (--baseline), rounds
 // interleaved; every report must be byte-identical.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +17,9 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
@@ -159,8 +158,15 @@ Timing ablate_by(const std::string& binary, const arc::replay::AblationOptions& 
   Timing t;
   std::vector<std::string> args = {binary, "ablate", o.base_campaign.string()};
   for (const auto& m : o.measurements) args.insert(args.end(), {"--from", m.string()});
-  args.insert(args.end(), {"--seeds", std::to_string(o.seeds), "--json", json_file.string(),
-                           "--work-dir", o.work_dir.string()});
+  std::string budgets;
+  for (uint32_t b : o.budgets) budgets += (budgets.empty() ? "" : ",") + std::to_string(b);
+  args.insert(args.end(), {"--seeds", std::to_string(o.seeds), "--budgets", budgets, "--json",
+                           json_file.string(), "--work-dir", o.work_dir.string()});
+  for (const auto& c : o.configs) {
+    std::string spec = c.name + ":";
+    for (size_t i = 0; i < c.changes.size(); ++i) spec += (i ? "," : "") + c.changes[i];
+    args.insert(args.end(), {"--config", spec});
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -199,13 +205,17 @@ double median(std::vector<double> v) {
 }
 
 int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t rounds,
-                 const std::string& baseline, const fs::path& work) {
+                 const std::string& baseline, bool current_only, const fs::path& work) {
   const fs::path home = arc::actors::arc_home();
   arc::replay::AblationOptions o;
   o.base_campaign = home / "problems/host" / sweep_problem / "campaign.toml";
   o.measurements = {home / "tests/data/sweeps" / ("host-" + sweep_problem)};
   o.seeds = seeds;
-  o.configs = arc::replay::default_ablation_configs();
+  // The ablation the target is stated for: three configurations (one agent, several agents
+  // with memory bounded to 16/16, several unbounded) x seeds x 100 candidates.
+  const auto defaults = arc::replay::default_ablation_configs();
+  o.configs.assign(defaults.begin(), defaults.begin() + 3);
+  o.budgets = {25, 50, 100};
   struct Mode {
     std::string name;
     bool on_disk;
@@ -215,11 +225,13 @@ int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t roun
   std::vector<Mode> modes = {{"logs on disk, 1 campaign at a time", true, 1, false},
                              {"logs in memory, 1 campaign at a time", false, 1, false},
                              {"logs in memory, 1 campaign per core", false, 0, false}};
+  if (current_only) modes.erase(modes.begin(), modes.end() - 1);
   if (!baseline.empty()) modes.insert(modes.begin(), {"baseline: " + baseline, true, 1, true});
-  std::printf("# arc-replay ablate: %s, sweep %s, %zu configurations x %u seeds, %u rounds "
-              "interleaved, %u cores\n",
-              o.base_campaign.c_str(), o.measurements[0].c_str(), o.configs.size(), seeds,
-              rounds, std::max(1u, std::thread::hardware_concurrency()));
+  std::printf(
+      "# arc-replay ablate: %s, sweep %s, %zu configurations x %u seeds x budget %u, "
+      "%u rounds interleaved, %u cores\n",
+      o.base_campaign.c_str(), o.measurements[0].c_str(), o.configs.size(), seeds, o.budgets.back(),
+      rounds, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::vector<Timing>> runs(modes.size());
   for (uint32_t r = 0; r < rounds; ++r) {
     for (size_t m = 0; m < modes.size(); ++m) {
@@ -247,15 +259,19 @@ int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t roun
     const double n = runs[m].front().candidates;
     rate[m] = n / median(walls);
     cpu_us[m] = 1e6 * median(cpus) / n;
-    std::printf("ablate_candidates_per_s %9.0f   %7.1f us CPU per candidate   %.3f s for %.0f "
-                "candidates (median wall of %u)   %s\n",
-                rate[m], cpu_us[m], median(walls), n, rounds, modes[m].name.c_str());
+    std::printf(
+        "ablate_candidates_per_s %9.0f   %7.1f us CPU per candidate   %.3f s for %.0f "
+        "candidates (median wall of %u)   %s\n",
+        rate[m], cpu_us[m], median(walls), n, rounds, modes[m].name.c_str());
   }
-  std::printf("speed-up of the last over the first: %.2fx candidates/s, %.2fx less CPU per "
-              "candidate\n",
-              rate.back() / rate.front(), cpu_us.front() / cpu_us.back());
-  std::printf("reports %s\n", identical ? "byte-identical in every mode and round"
-                                         : "DIFFER between modes");
+  if (modes.size() > 1) {
+    std::printf(
+        "speed-up of the last over the first: %.2fx candidates/s, %.2fx less CPU per "
+        "candidate\n",
+        rate.back() / rate.front(), cpu_us.front() / cpu_us.back());
+  }
+  std::printf("reports %s\n",
+              identical ? "byte-identical in every mode and round" : "DIFFER between modes");
   return identical ? 0 : 1;
 }
 
@@ -276,14 +292,17 @@ int main(int argc, char** argv) {
   app.add_option("--verify-only", verify_only, "only time arc-replay verify on this run directory");
   bool ablate = false;
   std::string sweep_problem = "matmul", baseline;
-  uint32_t seeds = 20, rounds = 3;
+  uint32_t seeds = 100, rounds = 3;
   app.add_flag("--ablate", ablate, "only time arc-replay ablate (candidates per second)");
   app.add_option("--sweep-problem", sweep_problem,
                  "--ablate: host problem whose shipped sweep answers (matmul, softmax)");
-  app.add_option("--seeds", seeds, "--ablate: seeds per configuration (default 20)");
+  app.add_option("--seeds", seeds, "--ablate: seeds per configuration (default 100)");
   app.add_option("--rounds", rounds, "--ablate: rounds of every mode, interleaved (default 3)");
   app.add_option("--baseline", baseline,
                  "--ablate: another arc-replay binary to time on the same ablation");
+  bool current_only = false;
+  app.add_flag("--current-only", current_only,
+               "--ablate: only in-memory logs and parallel campaigns (with --baseline: and it)");
   CLI11_PARSE(app, argc, argv);
   if (!verify_only.empty()) {
     auto log = arc::replay::read_run(verify_only);
@@ -308,7 +327,8 @@ int main(int argc, char** argv) {
   fs::remove_all(work);
   fs::create_directories(work);
   if (ablate) {
-    const int rc = bench_ablate(sweep_problem, seeds, std::max(1u, rounds), baseline, work);
+    const int rc =
+        bench_ablate(sweep_problem, seeds, std::max(1u, rounds), baseline, current_only, work);
     if (work_dir.empty()) fs::remove_all(work);
     return rc;
   }

@@ -46,6 +46,20 @@ TEST(Ablate, ReportsPerConfigurationStatisticsAndIsReproducible) {
   ASSERT_TRUE(r2.ok());
   EXPECT_EQ(to_json(r1.value()).dump(2), to_json(r2.value()).dump(2));
   EXPECT_EQ(to_csv(r1.value()), to_csv(r2.value()));
+  // One campaign at a time with RocksDB logs on disk, read back: the same report as parallel
+  // campaigns with in-memory logs.
+  auto serial = options("d");
+  serial.jobs = 1;
+  serial.logs_on_disk = true;
+  auto r3 = run_ablation(serial);
+  ASSERT_TRUE(r3.ok()) << r3.status().to_string();
+  EXPECT_EQ(to_json(r1.value()).dump(2), to_json(r3.value()).dump(2));
+  EXPECT_EQ(to_csv(r1.value()), to_csv(r3.value()));
+  auto parallel = options("e");
+  parallel.jobs = 3;
+  auto r4 = run_ablation(parallel);
+  ASSERT_TRUE(r4.ok()) << r4.status().to_string();
+  EXPECT_EQ(to_json(r1.value()).dump(2), to_json(r4.value()).dump(2));
   EXPECT_NE(to_table(r).find("one-agent"), std::string::npos);
   ASSERT_EQ(r.curves.size(), 2u);
   EXPECT_EQ(r.curves[1].size(), 3u);

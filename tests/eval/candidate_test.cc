@@ -85,12 +85,13 @@ TEST(Candidate, ReadsEveryJsonSpellingOfACandidateAlike) {
   ASSERT_TRUE(read.ok()) << read.status().to_string();
   EXPECT_TRUE(read.value() == plain);
   // Other spellings of the same object: whitespace, unsorted keys, escapes.
-  for (const char* text :
-       {R"( {"base": {"family": "blocked", "knobs": {"TILE_K": "32", "TILE_M": "64"}},
+  for (
+      const char* text :
+      {R"( {"base": {"family": "blocked", "knobs": {"TILE_K": "32", "TILE_M": "64"}},
             "gates": {"big": {"family": "naive"},
                       "small": {"knobs": {"UNROLL": "2"}, "source": "int f();"}}})",
-        R"({"gates":{"small":{"source":"int f();","knobs":{"UNROLL":"2"}},"big":{"family":"naive"}},"base":{"knobs":{"TILE_M":"64","TILE_K":"32"},"family":"blocked"}})",
-        R"({"base":{"family":"blocked","knobs":{"TILE_K":"32","TILE_M":"64"}},"gates":{"big":{"family":"naive"},"small":{"knobs":{"UNROLL":"2"},"source":"int f();"}}})"}) {
+       R"({"gates":{"small":{"source":"int f();","knobs":{"UNROLL":"2"}},"big":{"family":"naive"}},"base":{"knobs":{"TILE_M":"64","TILE_K":"32"},"family":"blocked"}})",
+       R"({"base":{"family":"bl\u006fcked","knobs":{"TILE_K":"32","TILE_M":"64"}},"gates":{"big":{"family":"naive"},"small":{"knobs":{"UNROLL":"2"},"source":"int f();"}}})"}) {
     auto c = Candidate::from_canonical(text);
     ASSERT_TRUE(c.ok()) << text << ": " << c.status().to_string();
     EXPECT_TRUE(c.value() == plain) << text;
@@ -107,9 +108,8 @@ TEST(Candidate, ReadsEveryJsonSpellingOfACandidateAlike) {
 TEST(Candidate, NearCanonicalTextsAreJudgedAsJson) {
   // Each is close to a canonical form; none is a valid candidate.
   for (const char* text : {R"({"base":{"family":"a"}}x)", R"({"base":{"family":"a"})",
-                           R"({"base":{"family":""}})",
-                           R"({"base":{"knobs":{"K":"1"}}})", "{\"base\":{\"family\":\"\xff\"}}",
-                           R"({"base":{"source":""}})"}) {
+                           R"({"base":{"family":""}})", R"({"base":{"knobs":{"K":"1"}}})",
+                           "{\"base\":{\"family\":\"\xff\"}}", R"({"base":{"source":""}})"}) {
     EXPECT_FALSE(Candidate::from_canonical(text).ok()) << text;
   }
   // A family with free source (an external agent's kernel under the family's launches) reads
