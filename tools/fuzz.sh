@@ -27,7 +27,7 @@ for t in event_decoder campaign_parser problem_parser protocol; do
   cp "$root/tests/fuzz/corpus/${t%%_*}"/* "$corpus"/ 2>/dev/null || true
   echo "fuzz_$t: ${seconds}s"
   if ! "$build/tests/fuzz_$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 -artifact_prefix="$build/" \
-       -print_final_stats=1 "$corpus" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Test unit|terminate|what\(\)" | head -20; then
+       -print_final_stats=1 "$corpus" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Test unit|terminate|what\(\)|error while loading" | head -20; then
     status=1
   fi
   rm -rf "$corpus"
