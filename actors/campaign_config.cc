@@ -63,9 +63,9 @@ class Reader : public FieldErrors {
         out = static_cast<T>(n->as_floating_point()->get());
       } else {
         {
-        fail(field, expected, type_name(*n));
-        return;
-      }
+          fail(field, expected, type_name(*n));
+          return;
+        }
       }
     } else {
       if (!n->is_integer()) {
@@ -75,9 +75,9 @@ class Reader : public FieldErrors {
       int64_t v = n->as_integer()->get();
       if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) {
         {
-        fail(field, expected, std::to_string(v));
-        return;
-      }
+          fail(field, expected, std::to_string(v));
+          return;
+        }
       }
       out = static_cast<T>(v);
     }
@@ -94,8 +94,7 @@ class Reader : public FieldErrors {
       out = 0;
       return;
     }
-    if (n->is_integer() && n->as_integer()->get() > 0 &&
-        n->as_integer()->get() <= (1 << 30)) {
+    if (n->is_integer() && n->as_integer()->get() > 0 && n->as_integer()->get() <= (1 << 30)) {
       out = static_cast<uint32_t>(n->as_integer()->get());
       return;
     }
@@ -104,17 +103,23 @@ class Reader : public FieldErrors {
 
   static std::string type_name(const toml::node& n) {
     switch (n.type()) {
-      case toml::node_type::string: return "a string (" + describe(n) + ")";
-      case toml::node_type::integer: return "an integer (" + describe(n) + ")";
-      case toml::node_type::floating_point: return "a float (" + describe(n) + ")";
-      case toml::node_type::boolean: return "a boolean";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::table: return "a table";
-      default: return "a date/time";
+      case toml::node_type::string:
+        return "a string (" + describe(n) + ")";
+      case toml::node_type::integer:
+        return "an integer (" + describe(n) + ")";
+      case toml::node_type::floating_point:
+        return "a float (" + describe(n) + ")";
+      case toml::node_type::boolean:
+        return "a boolean";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::table:
+        return "a table";
+      default:
+        return "a date/time";
     }
   }
   static std::string describe(const toml::node& n) { return toml_describe(n); }
-
 
  private:
   const toml::table& root_;
@@ -142,13 +147,21 @@ bool valid_agent_name(const std::string& s) {
   return true;
 }
 
+// weakly_canonical that never throws: a path the system refuses (too long, say) stays as
+// written, normalised, and the later open of it reports the error with the path.
+std::filesystem::path resolved(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : r;
+}
+
 // A program named with a '/' and relative is relative to the campaign file; a bare name is
 // searched in PATH.
 std::string command_path(const std::string& program, const std::filesystem::path& file) {
   if (program.find('/') == std::string::npos || std::filesystem::path(program).is_absolute()) {
     return program;
   }
-  return std::filesystem::weakly_canonical(file.parent_path() / program).string();
+  return resolved(file.parent_path() / program).string();
 }
 
 // [llm] and [exec]: checked whenever present, required when an agent uses them.
@@ -244,16 +257,18 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   if (!parsed) return parsed.status();
   toml::table root = std::move(parsed.value());
   CampaignConfig c;
-  c.file = std::filesystem::absolute(file);
+  std::error_code abs_ec;
+  c.file = std::filesystem::absolute(file, abs_ec);
+  if (abs_ec) c.file = file;
   c.text = text;
   Reader r(root, c.file);
   check_unknown(r, &root, "",
                 {"campaign", "evaluation", "guard", "memory", "plateau", "agents", "llm", "exec"});
 
   const toml::table* camp = r.table("campaign", true);
-  check_unknown(r, camp, "campaign",
-                {"name", "problem", "skills", "seed", "budget", "mode", "global_plateau",
-                 "durability"});
+  check_unknown(
+      r, camp, "campaign",
+      {"name", "problem", "skills", "seed", "budget", "mode", "global_plateau", "durability"});
   std::string problem, skills, mode = "lockstep";
   r.get(camp, "campaign", "name", c.name, true, "a string");
   r.get(camp, "campaign", "problem", problem, true, "a path to problem.toml or its folder");
@@ -278,21 +293,21 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   if (c.name.empty()) r.fail("campaign.name", "a non-empty string", "\"\"");
   if (r.failed()) return r.status();
   const auto base = c.file.parent_path();
-  c.problem = std::filesystem::weakly_canonical(base / problem);
-  auto problem_file = std::filesystem::is_directory(c.problem) ? c.problem / "problem.toml"
-                                                               : c.problem;
-  if (!std::filesystem::exists(problem_file)) {
+  c.problem = resolved(base / problem);
+  std::error_code fs_ec;
+  auto problem_file =
+      std::filesystem::is_directory(c.problem, fs_ec) ? c.problem / "problem.toml" : c.problem;
+  if (!std::filesystem::exists(problem_file, fs_ec)) {
     return Status::invalid_argument(where(c.file, "campaign.problem") +
                                     ": expected an existing problem.toml or folder, got \"" +
                                     problem + "\" (" + problem_file.string() + " not found)");
   }
-  c.skills = skills.empty() ? arc_home() / "skills"
-                            : std::filesystem::weakly_canonical(base / skills);
+  c.skills = skills.empty() ? arc_home() / "skills" : resolved(base / skills);
 
   const toml::table* ev = r.table("evaluation", false);
   check_unknown(r, ev, "evaluation",
-                {"rounds", "warmup", "repetitions", "buffer_sets", "timeout_s",
-                 "memory_limit_mb", "flush_cache"});
+                {"rounds", "warmup", "repetitions", "buffer_sets", "timeout_s", "memory_limit_mb",
+                 "flush_cache"});
   auto& s = c.evaluation;
   r.get(ev, "evaluation", "rounds", s.rounds, false, "a positive integer");
   r.get(ev, "evaluation", "warmup", s.warmup, false, "a non-negative integer");
@@ -382,16 +397,15 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     }
     if (r.failed()) return r.status();
     if (!valid_agent_name(a.name)) {
-      r.fail(prefix + ".name",
-             "1-64 letters, digits, '-' or '_' (not \"campaign\" or \"guard\")",
+      r.fail(prefix + ".name", "1-64 letters, digits, '-' or '_' (not \"campaign\" or \"guard\")",
              "\"" + a.name + "\"");
     } else if (!names.insert(a.name).second) {
       r.fail(prefix + ".name", "a name no other agent has", "\"" + a.name + "\" again");
     } else if (a.backend != "builtin" && a.backend != "llm" && a.backend != "exec") {
       r.fail(prefix + ".backend", "\"builtin\", \"llm\" or \"exec\"", "\"" + a.backend + "\"");
-    } else if (!std::filesystem::exists(c.skills / a.skill / "skill.toml")) {
-      r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(),
-             "\"" + a.skill + "\"");
+    } else if (std::error_code ec;
+               !std::filesystem::exists(c.skills / a.skill / "skill.toml", ec)) {
+      r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(), "\"" + a.skill + "\"");
     }
     if (r.failed()) return r.status();
     c.agents.push_back(std::move(a));
@@ -414,13 +428,11 @@ std::string campaign_text(const CampaignConfig& c) {
   auto bound = [&q](uint32_t b) { return b == 0 ? q("unbounded") : std::to_string(b); };
   std::ostringstream os;
   os << "[campaign]\nname = " << q(c.name) << "\nproblem = " << q(c.problem.string())
-     << "\nskills = " << q(c.skills.string()) << "\nseed = " << c.seed
-     << "\nbudget = " << c.budget << "\nmode = " << q(to_string(c.mode))
-     << "\nglobal_plateau = " << c.global_plateau << "\ndurability = " << q(c.durability)
-     << "\n\n[evaluation]\nrounds = " << c.evaluation.rounds
+     << "\nskills = " << q(c.skills.string()) << "\nseed = " << c.seed << "\nbudget = " << c.budget
+     << "\nmode = " << q(to_string(c.mode)) << "\nglobal_plateau = " << c.global_plateau
+     << "\ndurability = " << q(c.durability) << "\n\n[evaluation]\nrounds = " << c.evaluation.rounds
      << "\nwarmup = " << c.evaluation.warmup << "\nrepetitions = " << c.evaluation.repetitions
-     << "\nbuffer_sets = " << c.evaluation.buffer_sets
-     << "\ntimeout_s = " << c.evaluation.timeout_s
+     << "\nbuffer_sets = " << c.evaluation.buffer_sets << "\ntimeout_s = " << c.evaluation.timeout_s
      << "\nmemory_limit_mb = " << c.evaluation.memory_limit_mb
      << "\nflush_cache = " << (c.evaluation.flush_cache ? "true" : "false")
      << "\n\n[guard]\nmargin = " << c.margin << "\n\n[memory]\nwins = " << bound(c.wins_bound)
