@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "eval/sigpipe_guard.h"
 #include "eval/subprocess.h"
 
 namespace arc::actors {
@@ -101,31 +102,6 @@ class LlmBackend : public AgentBackend {
   std::counting_semaphore<> slots_;
 };
 
-// Blocks SIGPIPE on this thread while it lives (a command that exits without reading its
-// stdin must not kill arcd) and swallows one raised meanwhile.
-class BlockSigpipe {
- public:
-  BlockSigpipe() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-  }
-  ~BlockSigpipe() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (sigismember(&pending, SIGPIPE) == 1) {
-      timespec zero{0, 0};
-      sigtimedwait(&set_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  BlockSigpipe(const BlockSigpipe&) = delete;
-  BlockSigpipe& operator=(const BlockSigpipe&) = delete;
-
- private:
-  sigset_t set_{}, old_{};
-};
-
 // Runs the command once per exchange: the context on stdin, stdout and stderr read to EOF,
 // all under one deadline.
 class ExecBackend : public AgentBackend {
@@ -133,7 +109,7 @@ class ExecBackend : public AgentBackend {
   explicit ExecBackend(ExecConfig c) : c_(std::move(c)) {}
 
   ExchangeReply exchange(const ExchangeRequest& request) override {
-    BlockSigpipe no_sigpipe;
+    eval::SigpipeGuard no_sigpipe;
     ExchangeReply r;
     r.attempts = 1;
     const auto t0 = Clock::now();

@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "eval/sigpipe_guard.h"
+
 namespace arc::eval {
 namespace {
 
@@ -39,37 +41,6 @@ Status wait_ready(int fd, short events, Deadline deadline) {
     return Status::ok();  // readable, writable, hung up or in error: read/write will say which
   }
 }
-
-// Blocks SIGPIPE on this thread for its lifetime and swallows one raised meanwhile.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-  }
-  ~SigpipeGuard() {
-    if (!was_pending_) {
-      sigset_t pending;
-      sigpending(&pending);
-      if (sigismember(&pending, SIGPIPE) == 1) {
-        timespec zero{0, 0};
-        sigtimedwait(&set_, nullptr, &zero);
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
- private:
-  sigset_t set_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
 
 Status write_all(int fd, const char* data, size_t size, Deadline deadline) {
   size_t done = 0;
