@@ -9,6 +9,7 @@
 //                reference values, the largest |error| and the first element out of tolerance.
 //   arc_digest   an order-independent 64-bit digest of a buffer (catches writes to inputs).
 //   arc_copy     16-byte copy, for the copy-bandwidth peak.
+//   arc_flush    a read of a buffer twice the L2's size: the L2 flush before each timed run.
 // Dtype codes: 0 f32, 1 bf16, 2 f16, 3 f64.
 namespace arc::cuda {
 

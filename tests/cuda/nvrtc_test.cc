@@ -123,7 +123,7 @@ TEST_F(NvrtcTest, TheWorkersRuntimeKernelsCompile) {
   std::vector<std::string> names;
   for (const auto& k : c.kernels) names.push_back(k.name);
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("arc_fill", "arc_compare", "arc_digest",
-                                                      "arc_copy"));
+                                                      "arc_copy", "arc_flush"));
 }
 
 TEST(PtxasReport, ParsesRegistersSpillsSharedAndBarriers) {
