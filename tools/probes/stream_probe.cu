@@ -135,7 +135,7 @@ static void probe(int m, int n, int k) {
     CK(cudaFree(dref));
   }
 
-  const int smem = WARPS * 16 * (8 * NT + 4) * 4;
+  const int smem = THREADS / 32 * 16 * (TILE_N + 4) * 4;
   if (smem > 48 * 1024) CK(cudaFuncSetAttribute(stream_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   auto family = [&](int s) {
     arc_args a{};
@@ -148,7 +148,7 @@ static void probe(int m, int n, int k) {
     a.n_in = 2;
     a.n_out = 1;
     a.n_axes = 3;
-    stream_gemm<<<(n + 8 * NT - 1) / (8 * NT), WARPS * 32, smem, st>>>(a);
+    stream_gemm<<<(n + TILE_N - 1) / TILE_N, THREADS, smem, st>>>(a);
   };
   int algo = 0;
   auto lib = [&](int s) {
@@ -211,9 +211,9 @@ static void probe(int m, int n, int k) {
     if (t < tbest) tbest = t, best = algo;
   }
   const double tr = time(readw);
-  std::printf("m=%-5d n=%-5d k=%-5d NT=%d WARPS=%d UNROLL=%d TILE_M=%d PF=%d  stream %7.2fus  cublasLt default %7.2fus  "
+  std::printf("m=%-5d n=%-5d k=%-5d TILE_N=%d THREADS=%d UNROLL=%d TILE_M=%d PF=%d  stream %7.2fus  cublasLt default %7.2fus  "
               "best-of-%d %7.2fus (#%d)  read-w %7.2fus  speedup vs default %.3fx  err/tol %.3f %s\n",
-              m, n, k, NT, WARPS, UNROLL, TILE_M, PREFETCH_L2, tf, tdef, got, tbest, best, tr, tdef / tf, err,
+              m, n, k, TILE_N, THREADS, UNROLL, TILE_M, PREFETCH_L2, tf, tdef, got, tbest, best, tr, tdef / tf, err,
               err <= 1 ? "ok" : "FAIL");
   std::fflush(stdout);
   for (int s = 0; s < sets; ++s) {

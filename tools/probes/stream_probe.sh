@@ -9,14 +9,14 @@ out=${PROBE_DIR:-$root/build-probes}/stream
 what=${1:-all}
 shapes=${SHAPES:-"16 4096 4096 64 4096 4096 32 8192 8192"}
 configs=()
-for nt in 2 4 8; do for warps in 4 8 16; do for unroll in 1 2 4; do for tm in 16 64; do
+for nt in 16 32 64; do for warps in 128 256 512; do for unroll in 1 2 4; do for tm in 16 64; do
   configs+=("$nt $warps $unroll $tm")
 done; done; done; done
 if [[ $what != run ]]; then
   mkdir -p "$out"
   printf '%s\n' "${configs[@]}" | xargs -P "$(nproc)" -L 1 bash -c '
     nvcc -O3 -std=c++17 -arch=sm_90a -I "'"$root"'/cuda/include" -I "'"$root"'/problems/gpu/gemm_bf16/families" \
-      -DNT=$0 -DWARPS=$1 -DUNROLL=$2 -DTILE_M=$3 "'"$root"'/tools/probes/stream_probe.cu" \
+      -DTILE_N=$0 -DTHREADS=$1 -DUNROLL=$2 -DTILE_M=$3 "'"$root"'/tools/probes/stream_probe.cu" \
       -o "'"$out"'/stream_probe_$0_$1_$2_$3" -lcublasLt'
 fi
 if [[ $what != build ]]; then

@@ -1,13 +1,13 @@
 /* Skinny-m GEMM in one launch that keeps w streaming: y[m, n] = sum_k x[m, k] * w[n, k]
  * (+ y[m, n] in place when ARC_RESIDUAL is 1).
  *
- * Block b owns the 8 * NT columns n0 = 8 * NT * b .. of y over all of K; its WARPS warps split
- * K into WARPS contiguous slices. A warp streams its slice of the block's w rows with 16-byte
+ * Block b owns the TILE_N columns n0 = TILE_N * b .. of y over all of K; its THREADS / 32 warps
+ * split K into as many contiguous slices. A warp streams its slice of the block's w rows with 16-byte
  * L1-bypassing loads (optionally with an L2 prefetch hint of PREFETCH_L2 bytes) straight into
  * mma.sync.m16n8k16 fragments, and reads x through L1 (x is small and shared by every block).
  * Loads are double-buffered in registers: a warp issues the loads of UNROLL 32-wide k-steps
  * (w and x) before it runs the mma of the previous UNROLL, so every warp has between UNROLL and
- * 2 * UNROLL k-steps of w in flight from its first instruction to its last. The warps' [16, 8 NT]
+ * 2 * UNROLL k-steps of w in flight from its first instruction to its last. The warps' [16, TILE_N]
  * tiles are summed in shared memory and written as bf16. m runs in passes of TILE_M rows
  * (TILE_M / 16 m-tiles in registers; w is streamed once per pass).
  *
@@ -20,11 +20,11 @@
  * multiple of 8 (16-byte rows), otherwise the kernel writes nothing. */
 #include "arc_cuda.h"
 
-#ifndef NT
-#define NT 4
+#ifndef TILE_N
+#define TILE_N 32
 #endif
-#ifndef WARPS
-#define WARPS 8
+#ifndef THREADS
+#define THREADS 256
 #endif
 #ifndef UNROLL
 #define UNROLL 2
@@ -39,8 +39,8 @@
 #define ARC_RESIDUAL 0
 #endif
 
-static_assert(NT == 1 || NT == 2 || NT == 4 || NT == 8, "NT: 1, 2, 4 or 8");
-static_assert(WARPS == 2 || WARPS == 4 || WARPS == 8 || WARPS == 16, "WARPS: 2, 4, 8 or 16");
+static_assert(TILE_N == 8 || TILE_N == 16 || TILE_N == 32 || TILE_N == 64, "TILE_N: 8, 16, 32 or 64");
+static_assert(THREADS == 64 || THREADS == 128 || THREADS == 256 || THREADS == 512, "THREADS: 64, 128, 256 or 512");
 static_assert(UNROLL == 1 || UNROLL == 2 || UNROLL == 4 || UNROLL == 8, "UNROLL: 1, 2, 4 or 8");
 static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64, "TILE_M: 16, 32 or 64");
 static_assert(PREFETCH_L2 == 0 || PREFETCH_L2 == 64 || PREFETCH_L2 == 128 || PREFETCH_L2 == 256,
@@ -48,8 +48,10 @@ static_assert(PREFETCH_L2 == 0 || PREFETCH_L2 == 64 || PREFETCH_L2 == 128 || PRE
 
 namespace {
 
-constexpr int kThreads = WARPS * 32;
-constexpr int kCols = 8 * NT;         // columns per block
+constexpr int NT = TILE_N / 8;         // n8 tiles per block
+constexpr int WARPS = THREADS / 32;
+constexpr int kThreads = THREADS;
+constexpr int kCols = TILE_N;          // columns per block
 constexpr int kRedStride = kCols + 4;  // floats per row of a warp's tile in shared memory
 constexpr int kStep = 32;              // k per step: 4 lanes x 8
 
@@ -218,7 +220,7 @@ __device__ __forceinline__ void block_tile(const arc_bf16* __restrict__ x, const
 
 }  // namespace
 
-// grid (cdiv(n, 8 * NT)), block WARPS * 32, shared WARPS * 16 * (8 * NT + 4) * 4 bytes.
+// grid (cdiv(n, TILE_N)), block THREADS, shared THREADS / 32 * 16 * (TILE_N + 4) * 4 bytes.
 extern "C" __global__ void __launch_bounds__(kThreads) stream_gemm(arc_args a) {
   extern __shared__ __align__(16) float red[];
   const arc_bf16* x = static_cast<const arc_bf16*>(a.in[0]);
