@@ -173,8 +173,7 @@ uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b) {
 
 AgentCore::AgentCore(AgentSetup setup, const eval::Problem& problem,
                      const std::vector<skills::Skill>& skills)
-    : setup_(std::move(setup)), problem_(&problem), skills_(&skills), skill_(setup_.skill) {
-  used_skills_.push_back(skill_);
+    : setup_(std::move(setup)), problem_(&problem), skills_(&skills), draft_(setup_.skill) {
 }
 
 const skills::Skill* AgentCore::find_skill(const std::string& name) const {
@@ -185,31 +184,12 @@ const skills::Skill* AgentCore::find_skill(const std::string& name) const {
 }
 
 void AgentCore::apply(const events::Event& e) {
-  switch (e.payload.type) {
-    case fb::Payload::CandidateProposed:
-      if (e.payload.AsCandidateProposed()->agent == setup_.name) {
-        ++proposals_;
-        draft_pending_ = false;
-      }
-      break;
-    case fb::Payload::StrategyDrafted: {
-      const auto* p = e.payload.AsStrategyDrafted();
-      if (p->agent != setup_.name) break;
-      skill_ = p->to_skill;
-      if (std::find(used_skills_.begin(), used_skills_.end(), skill_) == used_skills_.end()) {
-        used_skills_.push_back(skill_);
-      }
-      draft_pending_ = false;
-      break;
-    }
-    case fb::Payload::PlateauDetected: {
-      const auto* p = e.payload.AsPlateauDetected();
-      if (p->scope == fb::PlateauScope::AGENT && p->agent == setup_.name) draft_pending_ = true;
-      break;
-    }
-    default:
-      break;
+  if (e.payload.type == fb::Payload::CandidateProposed &&
+      e.payload.AsCandidateProposed()->agent == setup_.name) {
+    ++proposals_;
+    draft_.proposed();
   }
+  draft_.apply(e, setup_.name);
 }
 
 std::vector<std::string> AgentCore::draft_order(const std::string& from,
@@ -217,8 +197,7 @@ std::vector<std::string> AgentCore::draft_order(const std::string& from,
   std::vector<std::string> fresh, seen;
   for (const auto& s : *skills_) {
     if (s.name == from || !s.eligible_for(problem_->kernel_type)) continue;
-    const bool used =
-        std::find(used_skills_.begin(), used_skills_.end(), s.name) != used_skills_.end();
+    const bool used = draft_.used(s.name);
     (used ? seen : fresh).push_back(s.name);
   }
   // Skills not tried yet come first; each group in a seeded order.
@@ -403,14 +382,14 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     return out;
   }
   Incumbent inc = *mine;
-  std::string skill_name = skill_;
+  std::string skill_name = draft_.skill;
   const uint64_t base_seed = seed_for(setup_.campaign_seed, setup_.index + 1, proposals_);
 
   auto note_draft = [&](const std::string& to, const std::string& reason) {
     if (!out.drafted) {
       fb::StrategyDraftedT d;
       d.agent = setup_.name;
-      d.from_skill = skill_;
+      d.from_skill = draft_.skill;
       d.reason = reason;
       out.drafted = std::move(d);
     }
@@ -419,8 +398,8 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
   };
 
   std::vector<std::string> order;
-  if (setup_.drafting) order = draft_order(skill_, base_seed ^ 0xd1b54a32d192ed03ULL);
-  if (draft_pending_ && setup_.drafting && !order.empty()) {
+  if (setup_.drafting) order = draft_order(draft_.skill, base_seed ^ 0xd1b54a32d192ed03ULL);
+  if (draft_.pending && setup_.drafting && !order.empty()) {
     note_draft(order.front(), "plateau: no KEEP in the last window");
     if (setup_.sibling_inspection) {
       // The fastest sibling whose incumbent beats ours (first in name order on ties).

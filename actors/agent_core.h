@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/draft_state.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
 #include "eval/problem.h"
@@ -51,9 +52,9 @@ class AgentCore {
   Proposal propose(const CampaignView& view, const Recall& recall) const;
 
   const std::string& name() const { return setup_.name; }
-  const std::string& skill() const { return skill_; }
+  const std::string& skill() const { return draft_.skill; }
   uint32_t proposals() const { return proposals_; }
-  bool draft_pending() const { return draft_pending_; }
+  bool draft_pending() const { return draft_.pending; }
 
  private:
   struct Generated {
@@ -77,10 +78,8 @@ class AgentCore {
   AgentSetup setup_;
   const eval::Problem* problem_;
   const std::vector<skills::Skill>* skills_;
-  std::string skill_;
-  std::vector<std::string> used_skills_;
+  DraftState draft_;
   uint32_t proposals_ = 0;
-  bool draft_pending_ = false;
   // (skill, base, recall, composed gate) keys around which nothing new exists: a memo of a pure
   // predicate, so it never changes what propose() returns.
   mutable std::unordered_set<std::string> exhausted_;

@@ -307,9 +307,7 @@ ExternalAgentCore::ExternalAgentCore(ExternalSetup setup, const eval::Problem& p
       problem_(&problem),
       skills_(&skills),
       family_sources_(&family_sources),
-      skill_(setup_.agent.skill) {
-  used_skills_.push_back(skill_);
-}
+      draft_(setup_.agent.skill) {}
 
 void ExternalAgentCore::apply(const events::Event& e) {
   const std::string& me = setup_.agent.name;
@@ -318,7 +316,7 @@ void ExternalAgentCore::apply(const events::Event& e) {
       const auto* p = e.payload.AsCandidateProposed();
       if (p->agent == me) {
         proposed_.insert(p->candidate_hash);
-        draft_pending_ = false;
+        draft_.proposed();
       }
       break;
     }
@@ -327,24 +325,10 @@ void ExternalAgentCore::apply(const events::Event& e) {
       if (p->agent == me) failures_ = p->ok ? 0 : failures_ + 1;
       break;
     }
-    case fb::Payload::StrategyDrafted: {
-      const auto* p = e.payload.AsStrategyDrafted();
-      if (p->agent != me) break;
-      skill_ = p->to_skill;
-      if (std::find(used_skills_.begin(), used_skills_.end(), skill_) == used_skills_.end()) {
-        used_skills_.push_back(skill_);
-      }
-      draft_pending_ = false;
-      break;
-    }
-    case fb::Payload::PlateauDetected: {
-      const auto* p = e.payload.AsPlateauDetected();
-      if (p->scope == fb::PlateauScope::AGENT && p->agent == me) draft_pending_ = true;
-      break;
-    }
     default:
       break;
   }
+  draft_.apply(e, me);
 }
 
 std::string ExternalAgentCore::source_of(const eval::Variant& v) const {
@@ -367,9 +351,9 @@ std::string ExternalAgentCore::next_skill() const {
     if (s.eligible_for(problem_->kernel_type)) eligible.push_back(s.name);
   }
   for (const auto& s : eligible) {
-    if (std::find(used_skills_.begin(), used_skills_.end(), s) == used_skills_.end()) return s;
+    if (!draft_.used(s)) return s;
   }
-  auto it = std::find(eligible.begin(), eligible.end(), skill_);
+  auto it = std::find(eligible.begin(), eligible.end(), draft_.skill);
   if (it == eligible.end() || eligible.size() < 2) return "";
   ++it;
   return it == eligible.end() ? eligible.front() : *it;
@@ -389,7 +373,7 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
     return out;
   }
   ExchangeRequest req;
-  req.skill = skill_;
+  req.skill = draft_.skill;
   req.parent = mine->hash;
   req.base = mine->candidate;
   req.view_seq = view.last_seq();
@@ -397,7 +381,7 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
 
   // Plateau: draft the next skill, adopt the fastest faster sibling, show faster siblings.
   std::vector<std::pair<std::string, const Incumbent*>> faster;
-  if (draft_pending_) {
+  if (draft_.pending) {
     for (const auto& [agent, sib] : view.incumbents()) {
       if (agent != me && sib.score > mine->score) faster.emplace_back(agent, &sib);
     }
@@ -406,10 +390,10 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
     });
     if (faster.size() > kMaxSiblings) faster.resize(kMaxSiblings);
     if (setup_.agent.drafting) {
-      if (std::string to = next_skill(); !to.empty() && to != skill_) {
+      if (std::string to = next_skill(); !to.empty() && to != draft_.skill) {
         fb::StrategyDraftedT d;
         d.agent = me;
-        d.from_skill = skill_;
+        d.from_skill = draft_.skill;
         d.to_skill = to;
         d.reason = "plateau: no KEEP in the last window";
         req.drafted = std::move(d);
@@ -520,7 +504,7 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
                     {"hash", sib->hash},
                     {"source", source_of(sib->candidate.base)}});
   }
-  ctx["plateau"] = draft_pending_;
+  ctx["plateau"] = draft_.pending;
   ctx["siblings"] = sibs;
   ctx["reply_format"] =
       p.backend == "cuda"

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actors/agent_core.h"
+#include "actors/draft_state.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
 #include "eval/problem.h"
@@ -96,7 +97,7 @@ class ExternalAgentCore {
   Proposal conclude(const ExchangeRequest& request, const ExchangeReply& reply) const;
 
   const std::string& name() const { return setup_.agent.name; }
-  const std::string& skill() const { return skill_; }
+  const std::string& skill() const { return draft_.skill; }
   uint32_t failures() const { return failures_; }
 
  private:
@@ -107,11 +108,9 @@ class ExternalAgentCore {
   const eval::Problem* problem_;
   const std::vector<skills::Skill>* skills_;
   const std::map<std::string, std::string>* family_sources_;
-  std::string skill_;
-  std::vector<std::string> used_skills_;
+  DraftState draft_;
   std::set<std::string> proposed_;  // hashes this agent proposed
   uint32_t failures_ = 0;           // consecutive failed exchanges
-  bool draft_pending_ = false;
 };
 
 }  // namespace arc::actors
