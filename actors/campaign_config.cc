@@ -12,6 +12,8 @@
 namespace arc::actors {
 namespace {
 
+constexpr const char* kTimingValues = "\"auto\", \"cuda_events\" or \"cupti\"";
+
 std::string where(const std::filesystem::path& file, const std::string& field) {
   return file.string() + ": field '" + field + "'";
 }
@@ -307,7 +309,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   const toml::table* ev = r.table("evaluation", false);
   check_unknown(r, ev, "evaluation",
                 {"rounds", "warmup", "repetitions", "buffer_sets", "timeout_s", "memory_limit_mb",
-                 "flush_cache"});
+                 "flush_cache", "timing"});
   auto& s = c.evaluation;
   r.get(ev, "evaluation", "rounds", s.rounds, false, "a positive integer");
   r.get(ev, "evaluation", "warmup", s.warmup, false, "a non-negative integer");
@@ -316,7 +318,11 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(ev, "evaluation", "timeout_s", s.timeout_s, false, "a positive number of seconds");
   r.get(ev, "evaluation", "memory_limit_mb", s.memory_limit_mb, false, "a positive integer");
   r.get(ev, "evaluation", "flush_cache", s.flush_cache, false, "a boolean");
+  r.get(ev, "evaluation", "timing", s.timing, false, kTimingValues);
   if (r.failed()) return r.status();
+  if (s.timing != "auto" && s.timing != "cuda_events" && s.timing != "cupti") {
+    r.fail("evaluation.timing", kTimingValues, "\"" + s.timing + "\"");
+  }
   if (s.rounds == 0) r.fail("evaluation.rounds", "a positive integer", "0");
   if (s.repetitions < 3) {
     r.fail("evaluation.repetitions", "an integer >= 3", std::to_string(s.repetitions));
@@ -435,6 +441,7 @@ std::string campaign_text(const CampaignConfig& c) {
      << "\nbuffer_sets = " << c.evaluation.buffer_sets << "\ntimeout_s = " << c.evaluation.timeout_s
      << "\nmemory_limit_mb = " << c.evaluation.memory_limit_mb
      << "\nflush_cache = " << (c.evaluation.flush_cache ? "true" : "false")
+     << "\ntiming = " << q(c.evaluation.timing)
      << "\n\n[guard]\nmargin = " << c.margin << "\n\n[memory]\nwins = " << bound(c.wins_bound)
      << "\ntraps = " << bound(c.traps_bound) << "\n\n[plateau]\nwindow = " << c.plateau_window
      << "\ndrafting = " << (c.drafting ? "true" : "false")

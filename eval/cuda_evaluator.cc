@@ -434,6 +434,7 @@ struct CudaEvaluator::Impl {
                     {"repetitions", s.repetitions},
                     {"buffer_sets", s.buffer_sets},
                     {"flush_cache", s.flush_cache},
+                    {"timing", s.timing},
                     {"tolerance",
                      {{"atol", problem.tolerance.atol},
                       {"rtol", problem.tolerance.rtol},

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cuda/cublaslt.h"
+#include "cuda/cupti.h"
+#include "cuda/cupti_spans.h"
 #include "cuda/driver.h"
 #include "cuda/nvml.h"
 #include "cuda/nvrtc.h"
@@ -213,6 +215,8 @@ class CudaWorker {
       ready["arch"] = ctx_->info().arch();
       ready["pci_bus_id"] = ctx_->info().pci_bus_id;
       ready["driver_version"] = ctx_->info().driver_version;
+      ready["cupti"] =
+          tracer_ != nullptr ? tracer_->library() : "unavailable: " + cupti_unavailable_;
     } else {
       ready["op"] = "unavailable";
       ready["error"] = started.message();
@@ -251,6 +255,13 @@ class CudaWorker {
     auto d = cuda::driver();
     if (!d) return d.status();
     driver_ = *d;
+    // CUPTI's activity kinds are enabled before the context exists, so its kernels are traced
+    // from the start. A missing libcupti or a refusal only takes CUPTI timing away.
+    if (auto t = cuda::ActivityTracer::instance()) {
+      tracer_ = *t;
+    } else {
+      cupti_unavailable_ = t.status().message();
+    }
     auto ctx = cuda::Context::open(0);
     if (!ctx) return ctx.status();
     ctx_ = std::move(*ctx);
@@ -711,6 +722,7 @@ class CudaWorker {
   struct Outcome {
     std::string status = "OK";
     std::string error;
+    std::string method = "cuda_events";  // what produced `samples`
     std::vector<double> samples;
     SampleStats stats;
     double sol_ns = 0, max_abs_error = 0, matched_ratio = 1;
@@ -825,8 +837,26 @@ class CudaWorker {
       }
     }
 
-    // Timing: K sets, W warm-ups, N repetitions, events around exactly the candidate's launches.
+    // Timing: K sets, W warm-ups, N repetitions, events around exactly the candidate's launches;
+    // with CUPTI, the same launches inside an external-correlation region per repetition.
     progress(position, job.name, "timing");
+    std::string cupti_reason;  // why CUPTI does not time this workload ("" while it may)
+    cuda::ActivityTracer* tracer = nullptr;
+    if (r.timing == "cuda_events") {
+      cupti_reason = "[evaluation] timing = \"cuda_events\"";
+    } else if (tracer_ == nullptr) {
+      cupti_reason = cupti_unavailable_;
+    } else if (!tracer_->enabled()) {
+      cupti_reason = cupti_enable_error_;
+    } else {
+      tracer = tracer_;
+    }
+    auto cupti_required = [](const std::string& why) {
+      return Failure{
+          "CRASH",
+          "[evaluation] timing = \"cupti\" but CUPTI cannot time this workload: " + why, false};
+    };
+    if (r.timing == "cupti" && tracer == nullptr) return failed(o, cupti_required(cupti_reason));
     std::vector<BufferSet> sets(r.buffer_sets);
     for (uint32_t k = 0; k < r.buffer_sets; ++k) {
       if (auto f = allocate(effective, &sets[k])) return failed(o, *f);
@@ -862,24 +892,70 @@ class CudaWorker {
     // cache keyed by the inputs' address or contents serves stale outputs, which the re-check
     // below catches.
     auto timed_seed = [&](uint32_t i) { return derive_seed(r.input_seed, job.index, 0x20000 + i); };
+    // External ids are never reused, so records of earlier timings that CUPTI delivers late
+    // can never be taken for this one's.
+    const uint64_t first_external = next_external_id_;
+    next_external_id_ += r.repetitions;
     for (uint32_t i = 0; i < r.repetitions; ++i) {
       BufferSet& s = sets[i % sets.size()];
       if (auto f = draw_inputs(effective, s, timed_seed(i))) return failed(o, *f);
       cr = prep(s);
       if (cr == CUDA_SUCCESS) cr = cu().cuEventRecord(starts[i]->get(), stream_->get());
       if (cr != CUDA_SUCCESS) return failed(o, fail(cr, "preparing timed run " + std::to_string(i), "CRASH"));
-      if (auto f = run_candidate(effective, bound, s)) return failed(o, *f);
+      bool pushed = false;
+      if (tracer != nullptr) {
+        if (Status st = tracer->push(first_external + i); st) {
+          pushed = true;
+        } else {
+          cupti_reason = st.message();
+          tracer = nullptr;
+        }
+      }
+      std::optional<Failure> launched = run_candidate(effective, bound, s);
+      if (pushed) {
+        if (Status st = tracer->pop(first_external + i); !st) {
+          cupti_reason = st.message();
+          tracer = nullptr;
+        }
+      }
+      if (launched) return failed(o, *launched);
       cr = cu().cuEventRecord(stops[i]->get(), stream_->get());
       if (cr != CUDA_SUCCESS) return failed(o, fail(cr, "cuEventRecord", "CRASH"));
     }
     cr = cu().cuStreamSynchronize(stream_->get());
     if (cr != CUDA_SUCCESS) return failed(o, fail(cr, "the candidate failed in a timed run", "CRASH"));
     for (const auto& [k, v] : cuda::read_clocks(ctx_->info().pci_bus_id)) o.details.push_back({k, v});
+    std::vector<double> event_samples;
     for (uint32_t i = 0; i < r.repetitions; ++i) {
       float ms = 0;
       cr = cu().cuEventElapsedTime(&ms, starts[i]->get(), stops[i]->get());
       if (cr != CUDA_SUCCESS) return failed(o, fail(cr, "cuEventElapsedTime", "CRASH"));
-      o.samples.push_back(static_cast<double>(ms) * 1e6);
+      event_samples.push_back(static_cast<double>(ms) * 1e6);
+    }
+    o.samples = event_samples;
+    if (tracer != nullptr) {
+      // Everything CUPTI delivered since the last timing: this timing's repetitions, and the
+      // correctness rounds, warm-ups and the worker's own kernels, which attribution ignores.
+      auto records = tracer->collect();
+      if (!records) {
+        cupti_reason = records.status().message();
+      } else {
+        cuda::RepetitionSpans spans =
+            cuda::repetition_spans(*records, first_external, r.repetitions);
+        if (spans.usable) {
+          o.samples = std::move(spans.spans_ns);
+          o.method = "cupti_activity";
+          o.details.push_back(
+              {"cuda_events_median_ns", fmt_g(summarize_samples(event_samples).median, 6)});
+          o.details.push_back({"timed_kernels", cuda::describe_activities(spans.names)});
+        } else {
+          cupti_reason = "CUPTI activity records unusable: " + spans.reason;
+        }
+      }
+    }
+    if (o.method != "cupti_activity") {
+      if (r.timing == "cupti") return failed(o, cupti_required(cupti_reason));
+      o.details.push_back({"timing_method_reason", cupti_reason});
     }
     // Re-check: each set holds the output of the last timed run that used it.
     for (uint32_t k = 0; k < sets.size() && k < r.repetitions; ++k) {
@@ -945,7 +1021,7 @@ class CudaWorker {
             {"spread", json_number(o.stats.spread)},
             {"sol_ns", json_number(o.sol_ns)},
             {"sol_floor_ns", json_number(o.sol_ns * sol_margin_)},
-            {"method", "cuda_events"},
+            {"method", o.method},
             {"max_abs_error", json_number(o.max_abs_error)},
             {"matched_ratio", json_number(o.matched_ratio)},
             {"rounds", o.rounds},
@@ -954,6 +1030,14 @@ class CudaWorker {
 
   json evaluate(const Request& req) {
     sol_margin_ = req.sol_margin;
+    if (tracer_ != nullptr) {
+      // timing = "cuda_events" keeps CUPTI's kernel instrumentation out of the measurement.
+      Status st = tracer_->set_enabled(req.timing != "cuda_events");
+      cupti_enable_error_ = st ? "" : st.message();
+      // Drop what earlier requests left (peaks, candidates that failed before timing), so the
+      // records held never exceed one request's.
+      (void)tracer_->collect();
+    }
     json results = json::array();
     bool failed_any = false;
     std::string failed_name;
@@ -1125,6 +1209,10 @@ class CudaWorker {
   Buffer flush_;
   std::map<std::string, std::unique_ptr<cuda::Module>> modules_;
   std::unique_ptr<cuda::Lt> lt_;
+  cuda::ActivityTracer* tracer_ = nullptr;  // null: CUPTI unusable in this process
+  std::string cupti_unavailable_;           // why tracer_ is null
+  std::string cupti_enable_error_;          // why tracer_'s activity kinds are off
+  uint64_t next_external_id_ = 1;           // CUPTI external ids, one per timed repetition
   std::map<std::string, std::unique_ptr<cuda::LtPlan>> plans_;
   bool tainted_ = false;
   double sol_margin_ = 0.5;

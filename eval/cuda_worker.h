@@ -4,7 +4,8 @@
 // "device" (DeviceInfo::describe), "uuid", "arch", "pci_bus_id", "driver_version"; without a
 // usable driver or device it sends {"op":"unavailable","error":"..."} and exits 5.
 //
-// Requests differ from the host's in the workload entries (eval/cuda_evaluator.cc builds them):
+// Requests differ from the host's in "timing" and the workload entries (eval/cuda_evaluator.cc
+// builds them):
 //   {"name","index","axes","flops","bytes",
 //    "inputs":[{"name","dtype","elements","init","low","high"}],
 //    "outputs":[{"name","dtype","elements","alias"}],      alias: input index or -1
@@ -33,10 +34,21 @@
 //     atol + rtol * |ref|, NaN/Inf, and non-zeros. -> WRONG_RESULT.
 //   timing: K buffer sets (separate allocations), W warm-ups, N repetitions rotating the sets;
 //     before each repetition: fresh inputs drawn into its set (stream 0x20000 + repetition),
-//     aliased inputs restored, outputs poisoned, and with flush_cache a memset over 2 x L2;
+//     aliased inputs restored, outputs poisoned, and with flush_cache a read over 2 x L2;
 //     then a CUDA event, exactly the family's launches (or the cuBLASLt matmul), a CUDA event.
 //     The engine issues every launch, so the set of kernels is the same every repetition.
-//     Clocks (NVML) are read right after the timed runs. Method "cuda_events".
+//     Clocks (NVML) are read right after the timed runs.
+//   timing method: the request's "timing" ("auto" | "cuda_events" | "cupti"). Where CUPTI
+//     works (cuda/cupti.h, enabled at worker start before the context) and timing is not
+//     "cuda_events", repetition i's launches run inside CUPTI external-correlation region
+//     first + i (ids never reused); after the timed runs' synchronization the records are
+//     flushed and each repetition's span (first activity start to last activity end, GPU
+//     timestamps) becomes its sample, method "cupti_activity", with details
+//     "cuda_events_median_ns" and "timed_kernels". Otherwise, or when the records are
+//     unusable (cuda/cupti_spans.h), the samples are the event intervals, method
+//     "cuda_events", with detail "timing_method_reason"; under "cupti" that is CRASH instead.
+//     "timing":"cuda_events" switches CUPTI's activity collection off. "ready" adds "cupti":
+//     the library loaded, or "unavailable: <reason>".
 //   re-check: each set's inputs are digested as the candidate left them and drawn again from
 //     its last repetition's seed (a difference -> WRONG_RESULT "wrote to its input"); then the
 //     reference runs on them and the set's outputs (from that last timed run) are compared

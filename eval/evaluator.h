@@ -21,6 +21,10 @@ struct EvalSettings {
   double timeout_s = 30.0;      // watchdog per candidate; the worker is killed past it
   uint64_t memory_limit_mb = 4096;  // address-space limit of the worker process
   bool flush_cache = true;      // evict caches before every timed repetition
+  // How the CUDA evaluator times a repetition: "auto" (CUPTI activity spans where CUPTI works,
+  // else CUDA events, with the reason recorded), "cuda_events", or "cupti" (a workload CUPTI
+  // cannot time fails). The host evaluator always uses steady_clock.
+  std::string timing = "auto";
 };
 
 struct EvalRequest {

@@ -145,6 +145,11 @@ EvaluateSettings parse_evaluate_settings(const nlohmann::json& j) {
   r.repetitions = j.value("repetitions", r.repetitions);
   r.buffer_sets = std::max<uint32_t>(1, j.value("buffer_sets", r.buffer_sets));
   r.flush_cache = j.value("flush_cache", r.flush_cache);
+  r.timing = j.value("timing", r.timing);
+  if (r.timing != "auto" && r.timing != "cuda_events" && r.timing != "cupti") {
+    throw nlohmann::json::other_error::create(
+        501, "timing \"" + r.timing + "\": expected \"auto\", \"cuda_events\" or \"cupti\"", &j);
+  }
   const nlohmann::json& tol = j.at("tolerance");
   r.atol = tol.at("atol").get<double>();
   r.rtol = tol.at("rtol").get<double>();

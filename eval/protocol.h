@@ -39,6 +39,7 @@ struct EvaluateSettings {
   uint64_t input_seed = 0;
   uint32_t rounds = 5, warmup = 10, repetitions = 50, buffer_sets = 3;
   bool flush_cache = true;
+  std::string timing = "auto";  // "auto" | "cuda_events" | "cupti" (EvalSettings::timing)
   double atol = 1e-5, rtol = 1e-4, matched_ratio = 1.0;
   double peak_bandwidth = 0, peak_flops = 0;  // 0: no SOL check
 };

@@ -9,7 +9,7 @@
 //   parent -> worker  {"op":"peaks"}
 //   worker -> parent  {"op":"peaks","bandwidth_bytes_per_s":B,"flops_per_s":F,"method":"..."}
 //   parent -> worker  {"op":"evaluate","input_seed":S,"rounds":R,"warmup":W,"repetitions":N,
-//                      "buffer_sets":K,"flush_cache":bool,
+//                      "buffer_sets":K,"flush_cache":bool,"timing":"auto"|"cuda_events"|"cupti",
 //                      "tolerance":{"atol","rtol","matched_ratio"},
 //                      "peak_bandwidth_bytes_per_s":B,"peak_flops_per_s":F,   (0: no SOL check)
 //                      "reference":"<ref .so>",

@@ -47,6 +47,7 @@ TEST_F(CampaignConfigTest, ParsesEveryField) {
   EXPECT_EQ(r->evaluation.rounds, 2u);
   EXPECT_EQ(r->evaluation.repetitions, 7u);
   EXPECT_EQ(r->evaluation.warmup, 10u);  // default
+  EXPECT_EQ(r->evaluation.timing, "auto");  // default
   EXPECT_EQ(r->wins_bound, 0u);          // unbounded
   EXPECT_EQ(r->traps_bound, 4u);
   ASSERT_EQ(r->agents.size(), 1u);
@@ -67,6 +68,10 @@ TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
        "expected an existing problem.toml"},
       {"rounds = 2", "rounds = 0", "evaluation.rounds", "positive integer"},
       {"repetitions = 7", "repetitions = 2", "evaluation.repetitions", "an integer >= 3"},
+      {"repetitions = 7", "repetitions = 7\ntiming = \"fast\"", "evaluation.timing",
+       "expected \"auto\", \"cuda_events\" or \"cupti\", got \"fast\""},
+      {"repetitions = 7", "repetitions = 7\ntiming = 1", "evaluation.timing",
+       "expected \"auto\", \"cuda_events\" or \"cupti\", got an integer"},
       {"traps = 4", "traps = -1", "memory.traps", "a positive integer or \"unbounded\""},
       {"skill = \"tiling\"", "skill = \"nosuch\"", "agents[0].skill", "a skill folder"},
       {"name = \"t1\"", "name = \"bad name\"", "agents[0].name", "letters, digits"},
@@ -82,6 +87,20 @@ TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
     EXPECT_NE(msg.find(file_.string()), std::string::npos) << msg;
     EXPECT_NE(msg.find("'" + c.field + "'"), std::string::npos) << msg;
     EXPECT_NE(msg.find(c.expected), std::string::npos) << msg;
+  }
+}
+
+TEST_F(CampaignConfigTest, TimingMethodIsParsedAndRoundTrips) {
+  for (const char* timing : {"auto", "cuda_events", "cupti"}) {
+    std::string text = good();
+    text.replace(text.find("repetitions = 7"), 15,
+                 std::string("repetitions = 7\ntiming = \"") + timing + "\"");
+    auto r = parse_campaign(text, file_);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->evaluation.timing, timing);
+    auto again = parse_campaign(campaign_text(*r), file_);
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_EQ(again->evaluation.timing, timing);
   }
 }
 

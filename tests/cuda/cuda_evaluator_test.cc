@@ -2,7 +2,8 @@
 // illegal address, a trap, a hang and an impossible workspace are REJECTed with the reason and
 // cost only the worker; wrong and NaN kernels are caught; the reward-hacking suite
 // (CudaRewardHack) is REJECTed hack by hack; the shipped problems' seeds (cuBLASLt included)
-// pass. Skips, saying why, without a GPU.
+// pass; CUPTI activity spans are the samples where CUPTI works, with the CUDA event median
+// beside them. Skips, saying why, without a GPU.
 #include "eval/cuda_evaluator.h"
 
 #include <cstdlib>
@@ -92,6 +93,13 @@ class CudaEvaluatorTest : public ::testing::Test {
     EXPECT_THAT(r.workloads[0]->error, HasSubstr(part));
     EXPECT_EQ(r.workloads[1]->status, WorkloadStatus::NOT_RUN);
   }
+  // The value of a workload's detail `key`, "" when absent.
+  static std::string detail(const fb::WorkloadEvaluationT& w, const std::string& key) {
+    for (const auto& d : w.details) {
+      if (d && d->key == key) return d->value;
+    }
+    return "";
+  }
   static fs::path* cache_;
 };
 fs::path* CudaEvaluatorTest::cache_ = nullptr;
@@ -150,7 +158,7 @@ TEST_F(CudaEvaluatorTest, FreeSourcePassesOnTheGpu) {
   }
 }
 
-TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithEventTimingClocksAndPeaks) {
+TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithSaneTimingClocksAndPeaks) {
   ARC_REQUIRE_GPU();
   CudaEvaluator ev(faults(), options());
   auto r = run(ev, mode(0));
@@ -158,7 +166,11 @@ TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithEventTimingClocksAndPeaks) {
   for (const auto& w : r.workloads) {
     ASSERT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
     EXPECT_EQ(w->samples_ns.size(), 5u);
-    EXPECT_EQ(w->method, "cuda_events");
+    // timing = "auto": CUPTI spans where CUPTI works, else CUDA events and the reason.
+    EXPECT_THAT(w->method, ::testing::AnyOf("cupti_activity", "cuda_events"));
+    if (w->method == "cuda_events") {
+      EXPECT_NE(detail(*w, "timing_method_reason"), "");
+    }
     EXPECT_GT(w->min_ns, 0);
     EXPECT_LE(w->min_ns, w->median_ns);
     EXPECT_GT(w->sol_ns, 0);
@@ -177,6 +189,56 @@ TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithEventTimingClocksAndPeaks) {
   std::printf("peaks: copy %.3g B/s, f32 GEMM %.3g flop/s; n16m median %.1f us\n",
               p->bandwidth_bytes_per_s, p->flops_per_s, r.workloads[1]->median_ns / 1e3);
   for (const auto& d : p->details) std::printf("  %s = %s\n", d->key.c_str(), d->value.c_str());
+}
+
+// CUPTI activity spans are the samples where CUPTI works (the H200 machine has libcupti);
+// timing = "cupti" makes a workload fail, with the reason, where it does not.
+TEST_F(CudaEvaluatorTest, CuptiSpansAreTheSamplesAndEventsAreKeptBeside) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  EvalSettings s = light();
+  s.timing = "cupti";
+  auto r = run(ev, mode(0), s);
+  ASSERT_EQ(r.workloads.size(), 2u);
+  for (const auto& w : r.workloads) {
+    ASSERT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
+    EXPECT_EQ(w->method, "cupti_activity") << detail(*w, "timing_method_reason");
+    ASSERT_EQ(w->samples_ns.size(), static_cast<size_t>(s.repetitions));
+    for (double ns : w->samples_ns) EXPECT_GT(ns, 0) << w->workload;
+    EXPECT_GT(w->min_ns, 0);
+    const std::string events = detail(*w, "cuda_events_median_ns");
+    ASSERT_NE(events, "") << w->workload << ": no CUDA event median in details";
+    EXPECT_GT(std::stod(events), 0) << events;
+    // The faults family launches one kernel, extern "C" scale, once per repetition.
+    EXPECT_EQ(detail(*w, "timed_kernels"), "scale") << w->workload;
+    EXPECT_EQ(detail(*w, "timing_method_reason"), "");
+    std::printf("%s: CUPTI median %.1f us, CUDA events median %s ns, kernels %s\n",
+                w->workload.c_str(), w->median_ns / 1e3, events.c_str(),
+                detail(*w, "timed_kernels").c_str());
+  }
+}
+
+TEST_F(CudaEvaluatorTest, TimingCudaEventsIsHonouredAndAutoReturnsToCupti) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  EvalSettings s = light();
+  s.timing = "cuda_events";
+  auto events = run(ev, mode(0), s);
+  for (const auto& w : events.workloads) {
+    ASSERT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
+    EXPECT_EQ(w->method, "cuda_events");
+    EXPECT_EQ(w->samples_ns.size(), static_cast<size_t>(s.repetitions));
+    EXPECT_THAT(detail(*w, "timing_method_reason"), HasSubstr("cuda_events"));
+    EXPECT_EQ(detail(*w, "cuda_events_median_ns"), "");
+  }
+  // The same worker, CUPTI switched back on.
+  s.timing = "auto";
+  auto spans = run(ev, mode(0), s);
+  for (const auto& w : spans.workloads) {
+    ASSERT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
+    EXPECT_EQ(w->method, "cupti_activity") << detail(*w, "timing_method_reason");
+  }
+  EXPECT_EQ(ev.worker_restarts(), 0u);
 }
 
 TEST_F(CudaEvaluatorTest, IllegalAddressAndTrapCostOnlyTheWorker) {
@@ -364,9 +426,14 @@ TEST_P(ShippedGpuProblems, SeedAndFamilyDefaultsPass) {
     for (const auto& w : r.workloads) {
       EXPECT_EQ(w->status, WorkloadStatus::OK)
           << GetParam() << " " << c.base.key() << " " << w->workload << ": " << w->error;
-      std::printf("%-20s %-40s %-26s %10.1f us  sol %8.1f us\n", GetParam().c_str(),
-                  c.base.key().substr(0, 40).c_str(), w->workload.c_str(), w->median_ns / 1e3,
-                  w->sol_ns / 1e3);
+      // cuBLASLt families too (several kernels per repetition with split-K).
+      EXPECT_EQ(w->method, "cupti_activity")
+          << GetParam() << " " << c.base.key() << " " << w->workload << ": "
+          << detail(*w, "timing_method_reason");
+      std::printf("%-20s %-40s %-26s %10.1f us  sol %8.1f us  events %s ns  [%s]\n",
+                  GetParam().c_str(), c.base.key().substr(0, 40).c_str(), w->workload.c_str(),
+                  w->median_ns / 1e3, w->sol_ns / 1e3, detail(*w, "cuda_events_median_ns").c_str(),
+                  detail(*w, "timed_kernels").substr(0, 120).c_str());
     }
   }
 }
