@@ -2,68 +2,13 @@
 // flush methods, beside cuBLASLt's default plan and a plain read of w. tools/probes/flush_probe.sh
 // builds and runs it; it answers whether the worker's flush (a memset over 2 x L2, which
 // leaves the L2 full of dirty lines) charges a read-bound kernel for write-backs.
-#include <cublasLt.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "probe_common.cuh"
 #include "splitk.cu"  // the gemm_bf16 problem's skinny family, knobs as -D defines
-
-#define CK(x)                                                                   \
-  do {                                                                          \
-    cudaError_t e_ = (x);                                                       \
-    if (e_ != cudaSuccess) {                                                    \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
-#define CL(x)                                                                   \
-  do {                                                                          \
-    cublasStatus_t s_ = (x);                                                    \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                          \
-      std::printf("%s:%d %s: %d\n", __FILE__, __LINE__, #x, int(s_));           \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
-
-__global__ void read_flush(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint4 v = p[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x12345678u) sink[0] = acc;
-}
-
-__global__ void read_only(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-#pragma unroll 4
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + i));
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x12345678u) sink[0] = acc;
-}
-
-static unsigned short f2bf(float f) {
-  unsigned u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<unsigned short>(u >> 16);
-}
-static float bf2f(unsigned short h) {
-  unsigned u = unsigned(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 int main(int argc, char** argv) {
   const int m = argc > 1 ? std::atoi(argv[1]) : 16;
@@ -97,28 +42,7 @@ int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 
-  // cuBLASLt default heuristic plan, as the worker makes it.
-  cublasLtHandle_t lt;
-  CL(cublasLtCreate(&lt));
-  cublasLtMatmulDesc_t desc;
-  CL(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  CL(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  CL(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  cublasLtMatrixLayout_t la, lb, lc;
-  CL(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k));
-  CL(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
-  CL(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
-  cublasLtMatmulPreference_t pref;
-  CL(cublasLtMatmulPreferenceCreate(&pref));
-  uint64_t wsb = uint64_t(64) << 20;
-  CL(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
-  cublasLtMatmulHeuristicResult_t res[8];
-  int got = 0;
-  CL(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 8, res, &got));
-  void* ws;
-  CK(cudaMalloc(&ws, wsb));
-  float alpha = 1, beta = 0;
+  LtGemm gemm(m, n, k);  // cuBLASLt's default heuristic plan, as the worker makes it
 
   std::vector<double> ref(size_t(m) * n);
   for (int i = 0; i < m; ++i)
@@ -129,22 +53,10 @@ int main(int argc, char** argv) {
     }
 
   auto family = [&](int s) {
-    arc_args a{};
-    a.in[0] = x[s];
-    a.in[1] = w[s];
-    a.out[0] = y[s];
-    a.axes[0] = m;
-    a.axes[1] = n;
-    a.axes[2] = k;
-    a.n_in = 2;
-    a.n_out = 1;
-    a.n_axes = 3;
-    skinny_direct<<<(n + TILE_N - 1) / TILE_N, THREADS, (THREADS / 32 * 16 * (TILE_N + 4) + 16 * TILE_N) * 4, st>>>(a);
+    skinny_direct<<<(n + TILE_N - 1) / TILE_N, THREADS, (THREADS / 32 * 16 * (TILE_N + 4) + 16 * TILE_N) * 4, st>>>(
+        gemm_args(x[s], w[s], y[s], m, n, k));
   };
-  auto lib = [&](int s) {
-    CL(cublasLtMatmul(lt, desc, &alpha, w[s], la, x[s], lb, &beta, y[s], lc, y[s], lc, &res[0].algo, ws,
-                      res[0].workspaceSize, st));
-  };
+  auto lib = [&](int s) { gemm.run(0, x[s], w[s], y[s], st); };
   auto readw = [&](int s) {
     read_only<<<sms * 8, 512, 0, st>>>(static_cast<const uint4*>(w[s]), size_t(n) * k * 2 / 16, sink);
   };
@@ -162,27 +74,7 @@ int main(int argc, char** argv) {
     if (mode == 2 || mode == 3) read_flush<<<sms * 4, 512, 0, st>>>(static_cast<const uint4*>(fl2), fbytes / 16, sink);
   };
   auto time = [&](auto&& fn, int mode) {
-    std::vector<cudaEvent_t> a(reps), b(reps);
-    for (int i = 0; i < reps; ++i) {
-      CK(cudaEventCreate(&a[i]));
-      CK(cudaEventCreate(&b[i]));
-    }
-    for (int i = 0; i < warm; ++i) {
-      flush(mode);
-      fn(i % sets);
-    }
-    for (int i = 0; i < reps; ++i) {
-      flush(mode);
-      CK(cudaEventRecord(a[i], st));
-      fn(i % sets);
-      CK(cudaEventRecord(b[i], st));
-    }
-    CK(cudaStreamSynchronize(st));
-    CK(cudaGetLastError());
-    std::vector<float> t(reps);
-    for (int i = 0; i < reps; ++i) CK(cudaEventElapsedTime(&t[i], a[i], b[i]));
-    std::sort(t.begin(), t.end());
-    return double(t[reps / 2]) * 1000;
+    return median_event_us(st, warm, reps, sets, [&] { flush(mode); }, fn);
   };
   CK(cudaMemset(y[0], 0xff, size_t(m) * n * 2));
   lib(0);
