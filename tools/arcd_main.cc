@@ -12,6 +12,7 @@
 #include "actors/sweep.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
+#include "replay/confirm.h"
 #include "replay/kernel_export.h"
 #include "replay/progress.h"
 #include "replay/reconstruct.h"
@@ -168,6 +169,24 @@ int cmd_export(const std::string& run_dir, const std::string& format, const std:
   return 0;
 }
 
+int cmd_confirm(const std::string& run_dir, uint32_t rounds, bool json,
+                const arc::eval::EvaluatorChoice& choice) {
+  arc::replay::ConfirmOptions options;
+  options.rounds = rounds;
+  options.choice = choice;
+  auto c = arc::replay::confirm_run(run_dir, options);
+  if (!c) return fail(c.status());
+  if (json) {
+    std::cout << arc::events::dump_json(arc::replay::to_json(c.value()), 2) << std::endl;
+  } else {
+    std::printf("%s", arc::replay::to_table(c.value()).c_str());
+  }
+  for (const auto& w : c->workloads) {
+    if (w.status != "OK") return 1;
+  }
+  return 0;
+}
+
 int cmd_list(bool json) {
   namespace fs = std::filesystem;
   const fs::path home = arc::actors::arc_home();
@@ -308,6 +327,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cuda", "sol-execbench"}));
   exp->add_option("-o,--output", export_out, "folder to write (default RUN_DIR/export/FORMAT)");
 
+  auto* confirm = app.add_subcommand(
+      "confirm", "measure a run's baseline and best again, side by side in pairs (docs/export.md)");
+  std::string confirm_dir;
+  uint32_t confirm_rounds = 5;
+  bool confirm_json = false;
+  confirm->add_option("run_dir", confirm_dir, "run directory")->required();
+  confirm->add_option("--rounds", confirm_rounds, "pairs of evaluations, alternating order (default 5)")
+      ->check(CLI::Range(1u, 1000u));
+  confirm->add_flag("--json", confirm_json, "print the confirmation as JSON");
+  confirm->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -324,5 +355,6 @@ int main(int argc, char** argv) {
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);
   if (*exp) return cmd_export(export_dir, export_format, export_out);
+  if (*confirm) return cmd_confirm(confirm_dir, confirm_rounds, confirm_json, choice);
   return 2;
 }

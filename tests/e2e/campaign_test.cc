@@ -2,6 +2,8 @@
 // compiler, real worker process, real RocksDB log), then verification of their logs.
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -220,6 +222,73 @@ TEST(Cli, RunJsonThenShowAndVerify) {
   std::string show;
   EXPECT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &show), 0);
   EXPECT_NE(show.find("CampaignStopped"), std::string::npos);
+}
+
+// arcd confirm: the run's baseline and best measured again in pairs; each round's ratio is the
+// baseline's median over the best's, and the run's log is left as it was.
+TEST(Cli, ConfirmMeasuresBaselineAndBestInPairsAndLeavesTheLogAlone) {
+  const fs::path run_dir = scratch("confirm-run");
+  std::string out;
+  ASSERT_EQ(run_cli("arcd run " + campaign_file("softmax").string() + " --budget 8 --seed 3 --json --quiet --run-dir " +
+                        run_dir.string(),
+                    &out),
+            0)
+      << out;
+  auto ran = nlohmann::json::parse(out.substr(out.find("{\n")));
+  std::string before;
+  ASSERT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &before), 0) << before;
+
+  std::string confirmed;
+  ASSERT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 3 --json", &confirmed), 0) << confirmed;
+  auto j = nlohmann::json::parse(confirmed.substr(confirmed.find("{\n")));
+  EXPECT_EQ(j["rounds"].get<int>(), 3);
+  EXPECT_EQ(j["problem"].get<std::string>(), "softmax");
+  EXPECT_EQ(j["evaluator"].get<std::string>(), "host");
+  EXPECT_EQ(j["best_hash"].get<std::string>(), ran["best"]["hash"].get<std::string>());
+  EXPECT_EQ(j["best_is_baseline"].get<bool>(), j["baseline_hash"] == j["best_hash"]);
+  EXPECT_DOUBLE_EQ(j["logged_score"].get<double>(), ran["best"]["score"].get<double>());
+  ASSERT_EQ(j["workloads"].size(), ran["workloads"].size());
+  double log_sum = 0;
+  for (const auto& w : j["workloads"]) {
+    SCOPED_TRACE(w["workload"].get<std::string>());
+    EXPECT_EQ(w["status"].get<std::string>(), "OK") << w["error"];
+    ASSERT_EQ(w["ratios"].size(), 3u);
+    ASSERT_EQ(w["baseline_ns"].size(), 3u);
+    ASSERT_EQ(w["best_ns"].size(), 3u);
+    std::vector<double> ratios;
+    for (int r = 0; r < 3; ++r) {
+      const double b = w["baseline_ns"][r].get<double>(), c = w["best_ns"][r].get<double>();
+      ASSERT_GT(b, 0);
+      ASSERT_GT(c, 0);
+      EXPECT_DOUBLE_EQ(w["ratios"][r].get<double>(), b / c);
+      ratios.push_back(b / c);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    EXPECT_DOUBLE_EQ(w["median_ratio"].get<double>(), ratios[1]);
+    EXPECT_DOUBLE_EQ(w["min_ratio"].get<double>(), ratios[0]);
+    EXPECT_DOUBLE_EQ(w["max_ratio"].get<double>(), ratios[2]);
+    EXPECT_GT(w["logged_speedup"].get<double>(), 0);
+    log_sum += std::log(ratios[1]);
+  }
+  EXPECT_NEAR(j["geomean_median_ratio"].get<double>(), std::exp(log_sum / j["workloads"].size()), 1e-12);
+
+  std::string table;
+  ASSERT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 1", &table), 0) << table;
+  EXPECT_NE(table.find("1 rounds in pairs"), std::string::npos) << table;
+  EXPECT_NE(table.find("geomean"), std::string::npos) << table;
+
+  std::string after;
+  ASSERT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &after), 0);
+  EXPECT_EQ(after, before);
+  std::string verify;
+  EXPECT_EQ(run_cli("arc-replay verify " + run_dir.string(), &verify), 0) << verify;
+
+  std::string missing;
+  const fs::path nowhere = scratch("confirm-missing") / "no-such-run";
+  EXPECT_NE(run_cli("arcd confirm " + nowhere.string(), &missing), 0);
+  EXPECT_NE(missing.find(nowhere.string()), std::string::npos) << missing;
+  std::string zero;
+  EXPECT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 0", &zero), 2) << zero;
 }
 
 }  // namespace

@@ -1,0 +1,221 @@
+#include "replay/confirm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/campaign_config.h"
+#include "eval/problem.h"
+#include "eval/worker.h"
+#include "replay/summary.h"
+
+namespace arc::replay {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The candidate the campaign proposed as its baseline (move "baseline"), from the log.
+std::string baseline_canonical(const std::vector<events::Event>& log) {
+  for (const auto& e : log) {
+    if (e.payload.type != fb::Payload::CandidateProposed) continue;
+    const auto* p = e.payload.AsCandidateProposed();
+    if (p->move == "baseline") return p->canonical;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& options) {
+  if (options.rounds == 0) return Status::invalid_argument("--rounds: expected a positive integer, got 0");
+  auto log = read_run(run_dir);
+  if (!log) return log.status();
+  if (log->empty() || log->front().payload.type != fb::Payload::CampaignStarted) {
+    return Status::invalid_argument(run_dir.string() + ": the log does not begin with CampaignStarted");
+  }
+  const auto* started = log->front().payload.AsCampaignStarted();
+  const CampaignSummary s = summarize(log.value());
+  if (s.best_canonical.empty()) {
+    return Status::invalid_argument(run_dir.string() + ": the run has no evaluated baseline yet");
+  }
+  const std::string base_text = baseline_canonical(log.value());
+  if (base_text.empty()) {
+    return Status::invalid_argument(run_dir.string() + ": the log has no baseline proposal");
+  }
+  auto problem = eval::load_problem(started->problem_dir);
+  if (!problem) return problem.status();
+  if (problem->hash != started->problem_hash) {
+    return Status::invalid_argument(started->problem_dir + ": the problem's files changed since the run (hash " +
+                                    problem->hash.substr(0, 12) + ", logged " +
+                                    started->problem_hash.substr(0, 12) + ")");
+  }
+  auto config = actors::parse_campaign(started->config_text, started->config_path);
+  if (!config) return config.status();
+  auto baseline = eval::Candidate::from_canonical(base_text);
+  if (!baseline) return baseline.status();
+  auto best = eval::Candidate::from_canonical(s.best_canonical);
+  if (!best) return best.status();
+
+  auto evaluator = eval::make_evaluator(options.choice, problem.value());
+  if (!evaluator) return evaluator.status();
+  eval::Evaluator& ev = *evaluator.value();
+
+  Confirmation c;
+  c.run_dir = run_dir.string();
+  c.problem = problem->name;
+  c.device = ev.device();
+  c.evaluator = ev.name();
+  c.baseline_hash = baseline->hash();
+  c.best_hash = s.best_hash;
+  c.best_is_baseline = c.best_hash == c.baseline_hash;
+  c.logged_score = s.best_score;
+  c.rounds = options.rounds;
+
+  struct Side {
+    const eval::Candidate* candidate;
+    std::string hash;
+    fb::CompileFinishedT compiled;
+  };
+  Side sides[2] = {{&baseline.value(), c.baseline_hash, {}}, {&best.value(), c.best_hash, {}}};
+  for (Side& side : sides) {
+    side.compiled = ev.compile(*side.candidate, side.hash);
+    if (!side.compiled.ok) {
+      std::string why = "a variant failed to compile";
+      for (const auto& v : side.compiled.variants) {
+        if (!v->error.empty()) {
+          why = v->error.substr(0, 400);
+          break;
+        }
+      }
+      return Status::internal("candidate " + side.hash.substr(0, 12) + " no longer compiles: " + why);
+    }
+  }
+  for (const auto& w : problem->workloads) {
+    WorkloadConfirmation wc;
+    wc.workload = w.name;
+    for (const auto& ws : s.workloads) {
+      if (ws.name == w.name) wc.logged_speedup = ws.speedup;
+    }
+    c.workloads.push_back(std::move(wc));
+  }
+  for (uint32_t r = 0; r < options.rounds; ++r) {
+    // Both sides of a round see the same inputs; baseline first in even rounds.
+    const uint64_t input_seed = eval::derive_seed(s.seed, 0xC0FF1A, r);
+    std::vector<double> medians[2] = {std::vector<double>(c.workloads.size(), 0.0),
+                                      std::vector<double>(c.workloads.size(), 0.0)};
+    for (int k = 0; k < 2; ++k) {
+      const int side = (r % 2 == 0) ? k : 1 - k;
+      eval::EvalRequest req{*sides[side].candidate, sides[side].hash, input_seed, config->evaluation};
+      fb::CandidateEvaluatedT result = ev.evaluate(req, sides[side].compiled);
+      for (const auto& wr : result.workloads) {
+        for (size_t i = 0; i < c.workloads.size(); ++i) {
+          WorkloadConfirmation& wc = c.workloads[i];
+          if (wr->workload != wc.workload) continue;
+          if (wr->status != fb::WorkloadStatus::OK) {
+            if (wc.status == "OK") {
+              wc.status = fb::EnumNameWorkloadStatus(wr->status);
+              wc.error = std::string(side == 0 ? "baseline" : "best") + ": " + wr->error;
+            }
+          } else {
+            medians[side][i] = wr->median_ns;
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < c.workloads.size(); ++i) {
+      WorkloadConfirmation& wc = c.workloads[i];
+      if (wc.status != "OK" || medians[0][i] <= 0 || medians[1][i] <= 0) {
+        if (wc.status == "OK") {
+          wc.status = "NOT_RUN";
+          wc.error = "no measurement in round " + std::to_string(r);
+        }
+        continue;
+      }
+      wc.baseline_ns.push_back(medians[0][i]);
+      wc.best_ns.push_back(medians[1][i]);
+      wc.ratios.push_back(medians[0][i] / medians[1][i]);
+    }
+  }
+  double log_sum = 0;
+  int counted = 0;
+  for (WorkloadConfirmation& wc : c.workloads) {
+    if (wc.status != "OK" || wc.ratios.empty()) continue;
+    wc.median_ratio = median_of(wc.ratios);
+    wc.min_ratio = *std::min_element(wc.ratios.begin(), wc.ratios.end());
+    wc.max_ratio = *std::max_element(wc.ratios.begin(), wc.ratios.end());
+    log_sum += std::log(wc.median_ratio);
+    ++counted;
+  }
+  c.geomean_median_ratio = counted > 0 ? std::exp(log_sum / counted) : 0;
+  return c;
+}
+
+nlohmann::json to_json(const Confirmation& c) {
+  nlohmann::json j = {{"run_dir", c.run_dir},
+                      {"problem", c.problem},
+                      {"device", c.device},
+                      {"evaluator", c.evaluator},
+                      {"baseline_hash", c.baseline_hash},
+                      {"best_hash", c.best_hash},
+                      {"best_is_baseline", c.best_is_baseline},
+                      {"logged_score", c.logged_score},
+                      {"rounds", c.rounds},
+                      {"geomean_median_ratio", c.geomean_median_ratio},
+                      {"workloads", nlohmann::json::array()}};
+  for (const auto& w : c.workloads) {
+    j["workloads"].push_back({{"workload", w.workload},
+                              {"status", w.status},
+                              {"error", w.error},
+                              {"baseline_ns", w.baseline_ns},
+                              {"best_ns", w.best_ns},
+                              {"ratios", w.ratios},
+                              {"median_ratio", w.median_ratio},
+                              {"min_ratio", w.min_ratio},
+                              {"max_ratio", w.max_ratio},
+                              {"logged_speedup", w.logged_speedup}});
+  }
+  return j;
+}
+
+std::string to_table(const Confirmation& c) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%s: baseline %s vs best %s, %u rounds in pairs (alternating order), on %s\n",
+                c.problem.c_str(), c.baseline_hash.substr(0, 12).c_str(), c.best_hash.substr(0, 12).c_str(),
+                c.rounds, c.device.c_str());
+  out += line;
+  if (c.best_is_baseline) {
+    out += "nothing was kept: the best is the baseline, so the ratios show the measurement's own spread\n";
+  }
+  std::snprintf(line, sizeof line, "  %-26s %12s %12s %9s %9s %9s %9s\n", "workload", "baseline", "best",
+                "speedup", "min", "max", "logged");
+  out += line;
+  for (const auto& w : c.workloads) {
+    if (w.status != "OK") {
+      std::snprintf(line, sizeof line, "  %-26s %s: %s\n", w.workload.c_str(), w.status.c_str(),
+                    w.error.substr(0, 200).c_str());
+      out += line;
+      continue;
+    }
+    std::snprintf(line, sizeof line, "  %-26s %10.1fus %10.1fus %8.3fx %8.3fx %8.3fx %8.3fx\n",
+                  w.workload.c_str(), median_of(w.baseline_ns) / 1e3, median_of(w.best_ns) / 1e3,
+                  w.median_ratio, w.min_ratio, w.max_ratio, w.logged_speedup);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "  %-26s %12s %12s %8.3fx %29s %8.3fx\n", "geomean", "", "",
+                c.geomean_median_ratio, "", c.logged_score);
+  out += line;
+  return out;
+}
+
+}  // namespace arc::replay
