@@ -2,24 +2,13 @@
 // view, and proposes. In lockstep the campaign asks it to propose from a given view; in async
 // it proposes, submits to the guard and proposes again once its verdict is in its view.
 #include "actors/agent_core.h"
-#include "actors/follower.h"
-#include "actors/messages.h"
-#include "actors/shells.h"
-#include "actors/view.h"
+#include "actors/agent_shell.h"
 
 namespace arc::actors {
 namespace {
 
-struct agent_state {
+struct agent_state : AgentShellState {
   std::unique_ptr<AgentCore> core;
-  std::unique_ptr<CampaignView> view;
-  Follower follower;
-  caf::actor journal, memory, guard, campaign;
-  bool running = false;    // async loop active
-  bool in_flight = false;  // a proposal is on its way to a verdict
-  bool stopping = false;
-  caf::response_promise stop_promise;
-  bool stop_pending = false;
   uint64_t idle_at = 0;    // the view seq at which it last found nothing to propose
   static inline const char* name = "arc.agent";
 };
@@ -42,16 +31,6 @@ void propose_now(agent_actor self, CampaignContext* ctx, Then then) {
             then(self->state.core->propose(*self->state.view, r.recall));
           },
           [self](caf::error& err) { self->quit(err); });
-}
-
-void async_step(agent_actor self, CampaignContext* ctx);
-
-void settle(agent_actor self) {
-  self->state.in_flight = false;
-  if (self->state.stop_pending) {
-    self->state.stop_pending = false;
-    self->state.stop_promise.deliver(true);
-  }
 }
 
 void async_step(agent_actor self, CampaignContext* ctx) {
@@ -105,51 +84,17 @@ caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t in
                      ctx->config.sibling_inspection};
     auto& st = self->state;
     st.core = std::make_unique<AgentCore>(setup, ctx->problem, ctx->skills);
-    std::vector<std::string> names;
-    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
-    st.view = std::make_unique<CampaignView>(std::move(names));
-    st.journal = journal;
-    st.memory = memory;
-    st.guard = guard;
-    self->send(journal, subscribe_atom_v, caf::actor{self});
+    st.start(self, ctx, std::move(journal), std::move(memory), std::move(guard));
+    auto propose = [](agent_actor s, CampaignContext* c, auto then) { propose_now(s, c, std::move(then)); };
+    auto step = [](agent_actor s, CampaignContext* c) { async_step(s, c); };
     return {
         [self](const published_events& p) {
           follow(self, self->state.follower, p,
                  [self](const events::Event& e) { apply(self, e); });
         },
-        // Lockstep: propose from the view at exactly seq v.
-        [self, ctx, index](propose_atom, uint64_t v) {
-          auto rp = self->make_response_promise<proposal_msg>();
-          self->state.follower.when(v, [self, ctx, rp, index, v]() mutable {
-            if (self->state.view->last_seq() != v) {
-              rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                         "lockstep view moved past the round's seq"));
-              return;
-            }
-            propose_now(self, ctx, [rp, index](Proposal p) mutable {
-              rp.deliver(proposal_msg{std::move(p), index});
-            });
-          });
-          return rp;
-        },
-        // Async: start proposing once the log reaches `from`.
-        [self, ctx](run_atom, const caf::actor& campaign, uint64_t from) {
-          self->state.campaign = campaign;
-          self->state.running = true;
-          self->state.follower.when(from, [self, ctx] { async_step(self, ctx); });
-        },
-        // Replies once nothing of this agent is in flight.
-        [self](stop_atom) {
-          auto rp = self->make_response_promise<bool>();
-          self->state.stopping = true;
-          if (self->state.in_flight) {
-            self->state.stop_promise = rp;
-            self->state.stop_pending = true;
-          } else {
-            rp.deliver(true);
-          }
-          return rp;
-        },
+        lockstep_handler(self, ctx, index, propose),
+        run_handler(self, ctx, step),
+        stop_handler(self),
     };
   };
   return sys.spawn(impl, ctx, index, std::move(journal), std::move(memory), std::move(guard));

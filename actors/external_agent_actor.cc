@@ -8,26 +8,15 @@
 // It runs detached: an exchange blocks its thread for as long as the model takes. While it
 // blocks no message is handled, so the view stays the one the prompt was built from.
 #include "actors/agent_backends.h"
+#include "actors/agent_shell.h"
 #include "actors/external_agent_core.h"
-#include "actors/follower.h"
-#include "actors/messages.h"
-#include "actors/shells.h"
-#include "actors/view.h"
 
 namespace arc::actors {
 namespace {
 
-struct external_state {
+struct external_state : AgentShellState {
   std::unique_ptr<ExternalAgentCore> core;
-  std::unique_ptr<CampaignView> view;
   AgentBackend* backend = nullptr;
-  Follower follower;
-  caf::actor journal, memory, guard, campaign;
-  bool running = false;
-  bool in_flight = false;
-  bool stopping = false;
-  caf::response_promise stop_promise;
-  bool stop_pending = false;
   static inline const char* name = "arc.external_agent";
 };
 
@@ -74,14 +63,6 @@ void propose_now(external_actor self, CampaignContext* ctx, Then then) {
             then(exchange(self, ctx, *prepared.request));
           },
           [self](caf::error& err) { self->quit(err); });
-}
-
-void settle(external_actor self) {
-  self->state.in_flight = false;
-  if (self->state.stop_pending) {
-    self->state.stop_pending = false;
-    self->state.stop_promise.deliver(true);
-  }
 }
 
 void async_step(external_actor self, CampaignContext* ctx) {
@@ -153,18 +134,14 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
     st.core = std::make_unique<ExternalAgentCore>(std::move(setup), ctx->problem, ctx->skills,
                                                   ctx->family_sources);
     st.backend = index < ctx->agent_backends.size() ? ctx->agent_backends[index].get() : nullptr;
-    std::vector<std::string> names;
-    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
-    st.view = std::make_unique<CampaignView>(std::move(names));
-    st.journal = journal;
-    st.memory = memory;
-    st.guard = guard;
-    self->send(journal, subscribe_atom_v, caf::actor{self});
+    st.start(self, ctx, std::move(journal), std::move(memory), std::move(guard));
     if (st.backend == nullptr) {
       self->quit(caf::make_error(caf::sec::runtime_error,
                                  "agent " + cfg.name + ": no " + cfg.backend + " backend"));
       return {};
     }
+    auto propose = [](external_actor s, CampaignContext* c, auto then) { propose_now(s, c, std::move(then)); };
+    auto step = [](external_actor s, CampaignContext* c) { async_step(s, c); };
     return {
         [self](const published_events& p) {
           follow(self, self->state.follower, p, [self](const events::Event& e) {
@@ -172,37 +149,10 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
             self->state.core->apply(e);
           });
         },
-        // Lockstep: propose from the view at exactly seq v; the campaign logs the exchange.
-        [self, ctx, index](propose_atom, uint64_t v) {
-          auto rp = self->make_response_promise<proposal_msg>();
-          self->state.follower.when(v, [self, ctx, rp, index, v]() mutable {
-            if (self->state.view->last_seq() != v) {
-              rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                         "lockstep view moved past the round's seq"));
-              return;
-            }
-            propose_now(self, ctx, [rp, index](Proposal p) mutable {
-              rp.deliver(proposal_msg{std::move(p), index});
-            });
-          });
-          return rp;
-        },
-        [self, ctx](run_atom, const caf::actor& campaign, uint64_t from) {
-          self->state.campaign = campaign;
-          self->state.running = true;
-          self->state.follower.when(from, [self, ctx] { async_step(self, ctx); });
-        },
-        [self](stop_atom) {
-          auto rp = self->make_response_promise<bool>();
-          self->state.stopping = true;
-          if (self->state.in_flight) {
-            self->state.stop_promise = rp;
-            self->state.stop_pending = true;
-          } else {
-            rp.deliver(true);
-          }
-          return rp;
-        },
+        // Lockstep: the campaign logs the exchange.
+        lockstep_handler(self, ctx, index, propose),
+        run_handler(self, ctx, step),
+        stop_handler(self),
     };
   };
   return sys.spawn<caf::detached>(impl, ctx, index, std::move(journal), std::move(memory),
