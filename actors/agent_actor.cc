@@ -52,20 +52,8 @@ void async_step(agent_actor self, CampaignContext* ctx) {
     if (p.drafted) list.events.push_back(events::make_event(st.core->name(), *p.drafted));
     if (p.inspected) list.events.push_back(events::make_event(st.core->name(), *p.inspected));
     list.events.push_back(events::make_event(st.core->name(), *p.proposed));
-    auto proposed = *p.proposed;
-    self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
-        .then(
-            [self, ctx, proposed](const seq_list& seqs) mutable {
-              submission s{std::move(proposed), seqs.seqs.back()};
-              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
-                  .then(
-                      [self, ctx](const verdict_msg& v) {
-                        self->state.follower.when(v.last_seq,
-                                                  [self, ctx] { async_step(self, ctx); });
-                      },
-                      [self](caf::error& err) { self->quit(err); });
-            },
-            [self](caf::error& err) { self->quit(err); });
+    append_and_submit(self, ctx, std::move(list), p.proposed,
+                      [](agent_actor s, CampaignContext* c) { async_step(s, c); });
   });
 }
 

@@ -5,6 +5,7 @@
 // `Step` is its async loop, async_step(self, ctx).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "caf/all.hpp"
@@ -48,6 +49,30 @@ void settle(Self self) {
     self->state.stop_pending = false;
     self->state.stop_promise.deliver(true);
   }
+}
+
+// Async: appends `list` (the agent's events of one proposal). With a proposal among them, submits
+// it to the guard at its seq and calls step(self, ctx) once the verdict is in the view; without
+// one (a recorded failure), calls step once the appended events are in the view.
+template <class Self, class Step>
+void append_and_submit(Self self, CampaignContext* ctx, event_list list,
+                       std::optional<fb::CandidateProposedT> proposed, Step step) {
+  self->request(self->state.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx, proposed = std::move(proposed), step](const seq_list& seqs) mutable {
+            if (!proposed) {
+              self->state.follower.when(seqs.seqs.back(), [self, ctx, step] { step(self, ctx); });
+              return;
+            }
+            submission s{std::move(*proposed), seqs.seqs.back()};
+            self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
+                .then(
+                    [self, ctx, step](const verdict_msg& v) {
+                      self->state.follower.when(v.last_seq, [self, ctx, step] { step(self, ctx); });
+                    },
+                    [self](caf::error& err) { self->quit(err); });
+          },
+          [self](caf::error& err) { self->quit(err); });
 }
 
 // Lockstep: propose from the view at exactly seq v.

@@ -88,25 +88,9 @@ void async_step(external_actor self, CampaignContext* ctx) {
       if (p.inspected) list.events.push_back(events::make_event(name, *p.inspected));
       list.events.push_back(events::make_event(name, *p.proposed));
     }
-    std::optional<fb::CandidateProposedT> proposed = p.proposed;
-    self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
-        .then(
-            [self, ctx, proposed](const seq_list& seqs) mutable {
-              if (!proposed) {
-                // A recorded failure: ask again from the view that includes it.
-                return self->state.follower.when(seqs.seqs.back(),
-                                                 [self, ctx] { async_step(self, ctx); });
-              }
-              submission s{std::move(*proposed), seqs.seqs.back()};
-              self->request(self->state.guard, caf::infinite, submit_atom_v, std::move(s))
-                  .then(
-                      [self, ctx](const verdict_msg& v) {
-                        self->state.follower.when(v.last_seq,
-                                                  [self, ctx] { async_step(self, ctx); });
-                      },
-                      [self](caf::error& err) { self->quit(err); });
-            },
-            [self](caf::error& err) { self->quit(err); });
+    // Without a proposal (a recorded failure) it asks again from the view that includes it.
+    append_and_submit(self, ctx, std::move(list), p.proposed,
+                      [](external_actor s, CampaignContext* c) { async_step(s, c); });
   });
 }
 

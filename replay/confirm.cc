@@ -17,12 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median_of(std::vector<double> v) { return v.empty() ? 0 : eval::summarize_samples(std::move(v)).median; }
 
 // The candidate the campaign proposed as its baseline (move "baseline"), from the log.
 std::string baseline_canonical(const std::vector<events::Event>& log) {

@@ -19,20 +19,7 @@ class AgentCoreTest : public ::testing::Test {
     problem_ = testing::toy_problem();
     skills_ = testing::toy_skills();
     view_ = CampaignView({"small", "large"});
-    for (const char* name : {"a1", "a2"}) {
-      fb::AgentSpawnedT a;
-      a.agent = name;
-      apply(log_.add(kCampaignActor, a));
-    }
-    auto base = proposal(kCampaignActor, problem_.seed, kBaselineMove);
-    apply(log_.add(kCampaignActor, base));
-    apply(log_.add(kGuardActor, evaluation(base.candidate_hash, {1000, 8000})));
-    fb::DecisionT d;
-    d.agent = kCampaignActor;
-    d.candidate_hash = base.candidate_hash;
-    d.verdict = fb::Verdict::KEEP;
-    d.score = 1.0;
-    apply(log_.add(kGuardActor, d));
+    testing::open_campaign(log_, problem_, {"a1", "a2"}, [this](const events::Event& e) { apply(e); });
   }
 
   void apply(const events::Event& e) {

@@ -131,20 +131,7 @@ class ExternalAgentCoreTest : public ::testing::Test {
     skills_ = testing::toy_skills();
     sources_ = {{"alpha", "// alpha source\nint arc_kernel;\n"}, {"beta", "// beta source\n"}};
     view_ = CampaignView({"small", "large"});
-    for (const char* name : {"m", "b"}) {
-      fb::AgentSpawnedT a;
-      a.agent = name;
-      apply(log_.add(kCampaignActor, a));
-    }
-    auto base = proposal(kCampaignActor, problem_.seed, kBaselineMove);
-    apply(log_.add(kCampaignActor, base));
-    apply(log_.add(kGuardActor, evaluation(base.candidate_hash, {1000, 8000})));
-    fb::DecisionT d;
-    d.agent = kCampaignActor;
-    d.candidate_hash = base.candidate_hash;
-    d.verdict = fb::Verdict::KEEP;
-    d.score = 1.0;
-    apply(log_.add(kGuardActor, d));
+    testing::open_campaign(log_, problem_, {"m", "b"}, [this](const events::Event& e) { apply(e); });
     ExternalSetup s;
     s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
     s.model = "test-model";

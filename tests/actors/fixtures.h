@@ -1,5 +1,6 @@
 #pragma once
 // Small in-code problems, skills and event builders for the cores' unit tests.
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,28 @@ inline fb::CandidateEvaluatedT evaluation(const std::string& hash,
     e.workloads.push_back(std::move(w));
   }
   return e;
+}
+
+// The opening of a campaign's log: `agents` spawned, the problem's seed proposed as the baseline,
+// evaluated at 1000 ns (small) and 8000 ns (large) and KEPT with score 1; each event is handed
+// to `apply` as it is added.
+template <class Apply>
+void open_campaign(LogBuilder& log, const eval::Problem& problem, std::initializer_list<const char*> agents,
+                   Apply&& apply) {
+  for (const char* name : agents) {
+    fb::AgentSpawnedT a;
+    a.agent = name;
+    apply(log.add(actors::kCampaignActor, a));
+  }
+  auto base = proposal(actors::kCampaignActor, problem.seed, actors::kBaselineMove);
+  apply(log.add(actors::kCampaignActor, base));
+  apply(log.add(actors::kGuardActor, evaluation(base.candidate_hash, {1000, 8000})));
+  fb::DecisionT d;
+  d.agent = actors::kCampaignActor;
+  d.candidate_hash = base.candidate_hash;
+  d.verdict = fb::Verdict::KEEP;
+  d.score = 1.0;
+  apply(log.add(actors::kGuardActor, d));
 }
 
 }  // namespace arc::testing

@@ -19,18 +19,14 @@
 #include "eval/worker.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
+#include "tests/scratch.h"
 
 namespace arc {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("arc-e2e-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p.parent_path());
-  return p;
-}
+fs::path scratch(const std::string& name) { return testing::scratch_path("e2e", name); }
 
 fs::path campaign_file(const std::string& problem) {
   return fs::path(ARC_SOURCE_DIR) / "problems/host" / problem / "campaign.toml";

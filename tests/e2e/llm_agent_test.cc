@@ -25,6 +25,7 @@
 #include "replay/summary.h"
 #include "replay/verifier.h"
 #include "storage/journal.h"
+#include "tests/scratch.h"
 
 namespace arc {
 namespace {
@@ -32,12 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("arc-llm-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p.parent_path());
-  return p;
-}
+fs::path scratch(const std::string& name) { return testing::scratch_path("llm", name); }
 
 const fs::path kSoftmax = fs::path(ARC_SOURCE_DIR) / "problems/host/softmax/problem.toml";
 

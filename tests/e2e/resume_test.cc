@@ -15,6 +15,7 @@
 
 #include "replay/summary.h"
 #include "replay/verifier.h"
+#include "tests/scratch.h"
 
 extern char** environ;
 
@@ -23,12 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("arc-resume-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p.parent_path());
-  return p;
-}
+fs::path scratch(const std::string& name) { return testing::scratch_path("resume", name); }
 
 const fs::path kArcd = fs::path(ARC_BINARY_DIR) / "tools" / "arcd";
 const fs::path kShipped = fs::path(ARC_SOURCE_DIR) / "problems/host/softmax/campaign.toml";

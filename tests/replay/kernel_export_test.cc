@@ -15,6 +15,7 @@
 #include "actors/view.h"
 #include "eval/problem.h"
 #include "storage/journal.h"
+#include "tests/scratch.h"
 
 namespace arc::replay {
 namespace {
@@ -25,8 +26,7 @@ using json = nlohmann::json;
 const fs::path kNvcc = "/usr/local/cuda/bin/nvcc";
 
 fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("arc-export-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
+  fs::path p = testing::scratch_path("export", name);
   fs::create_directories(p);
   return p;
 }
