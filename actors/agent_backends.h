@@ -14,7 +14,7 @@
 
 #include "actors/campaign_config.h"
 #include "actors/external_agent_core.h"
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::actors {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 namespace arc::actors {
 namespace {
@@ -21,23 +21,23 @@ class Rng {
   uint64_t s_;
 };
 
-size_t value_index(const eval::Knob& k, const std::string& v) {
+size_t value_index(const problem::Knob& k, const std::string& v) {
   auto it = std::find(k.values.begin(), k.values.end(), v);
   if (it != k.values.end()) return static_cast<size_t>(it - k.values.begin());
   auto d = std::find(k.values.begin(), k.values.end(), k.default_value);
   return d == k.values.end() ? 0 : static_cast<size_t>(d - k.values.begin());
 }
 
-std::string knob_value(const eval::Variant& v, const eval::Knob& k) {
+std::string knob_value(const problem::Variant& v, const problem::Knob& k) {
   auto it = v.knobs.find(k.name);
   return it == v.knobs.end() ? k.default_value : it->second;
 }
 
 // Knobs of the variant's family that the skill may touch and that have a choice.
-std::vector<const eval::Knob*> knobs_in_scope(const eval::Problem& p, const skills::Skill& s,
-                                              const eval::Variant& v) {
-  std::vector<const eval::Knob*> out;
-  const eval::Family* f = v.family.empty() ? nullptr : p.family(v.family);
+std::vector<const problem::Knob*> knobs_in_scope(const problem::Problem& p, const skills::Skill& s,
+                                                 const problem::Variant& v) {
+  std::vector<const problem::Knob*> out;
+  const problem::Family* f = v.family.empty() ? nullptr : p.family(v.family);
   if (f == nullptr) return out;
   for (const auto& k : f->knobs) {
     if (k.values.size() > 1 && s.may_touch_knob(k.name)) out.push_back(&k);
@@ -45,17 +45,18 @@ std::vector<const eval::Knob*> knobs_in_scope(const eval::Problem& p, const skil
   return out;
 }
 
-std::vector<const eval::Family*> families_in_scope(const eval::Problem& p, const skills::Skill& s,
-                                                   const std::string& except) {
-  std::vector<const eval::Family*> out;
+std::vector<const problem::Family*> families_in_scope(const problem::Problem& p,
+                                                      const skills::Skill& s,
+                                                      const std::string& except) {
+  std::vector<const problem::Family*> out;
   for (const auto& f : p.families) {
     if (f.name != except && s.may_use_family(f.name)) out.push_back(&f);
   }
   return out;
 }
 
-eval::Variant switch_family(const eval::Family& to, const eval::Variant& from) {
-  eval::Variant v = to.default_variant();
+problem::Variant switch_family(const problem::Family& to, const problem::Variant& from) {
+  problem::Variant v = to.default_variant();
   for (const auto& k : to.knobs) {
     auto it = from.knobs.find(k.name);
     if (it != from.knobs.end() &&
@@ -67,29 +68,29 @@ eval::Variant switch_family(const eval::Family& to, const eval::Variant& from) {
 }
 
 // Applies a recorded move text ("knob:N=V", "knobs:A=x,B=y", "family:F") to a variant.
-bool apply_move_text(const eval::Problem& p, const std::string& move, eval::Variant& v) {
+bool apply_move_text(const problem::Problem& p, const std::string& move, problem::Variant& v) {
   auto colon = move.find(':');
   if (colon == std::string::npos) return false;
   const std::string kind = move.substr(0, colon);
   const std::string rest = move.substr(colon + 1);
   if (kind == "family") {
-    const eval::Family* f = p.family(rest);
+    const problem::Family* f = p.family(rest);
     if (f == nullptr || f->name == v.family) return false;
     v = switch_family(*f, v);
     return true;
   }
   if (kind != "knob" && kind != "knobs") return false;
-  const eval::Family* f = v.family.empty() ? nullptr : p.family(v.family);
+  const problem::Family* f = v.family.empty() ? nullptr : p.family(v.family);
   if (f == nullptr) return false;
   bool changed = false;
   size_t start = 0;
   while (start <= rest.size()) {
     size_t comma = rest.find(',', start);
-    std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos
-                                                                       : comma - start);
+    std::string item =
+        rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     auto eq = item.find('=');
     if (eq != std::string::npos) {
-      const eval::Knob* k = f->knob(item.substr(0, eq));
+      const problem::Knob* k = f->knob(item.substr(0, eq));
       const std::string val = item.substr(eq + 1);
       if (k != nullptr && std::find(k->values.begin(), k->values.end(), val) != k->values.end() &&
           knob_value(v, *k) != val) {
@@ -104,17 +105,17 @@ bool apply_move_text(const eval::Problem& p, const std::string& move, eval::Vari
 }
 
 // A gated candidate collapses gates equal to its base.
-void normalize(eval::Candidate& c) {
+void normalize(problem::Candidate& c) {
   for (auto it = c.gates.begin(); it != c.gates.end();) {
     it = it->second == c.base ? c.gates.erase(it) : std::next(it);
   }
 }
 
 // The canonical form of c once normalized (c itself is left as it is).
-std::string normalized_canonical(const eval::Candidate& c) {
+std::string normalized_canonical(const problem::Candidate& c) {
   for (const auto& [w, v] : c.gates) {
     if (v == c.base) {
-      eval::Candidate n = c;
+      problem::Candidate n = c;
       normalize(n);
       return n.canonical();
     }
@@ -124,9 +125,9 @@ std::string normalized_canonical(const eval::Candidate& c) {
 
 // Per workload, the fastest correct variant seen so far, composed into one dispatching
 // candidate: the base is the variant that wins most workloads (first in workload order on ties).
-std::optional<eval::Candidate> compose_gates(const CampaignView& view) {
+std::optional<problem::Candidate> compose_gates(const CampaignView& view) {
   const auto& names = view.workload_names();
-  std::vector<const eval::Variant*> best(names.size(), nullptr);
+  std::vector<const problem::Variant*> best(names.size(), nullptr);
   std::vector<double> best_ns(names.size(), 0);
   for (const auto& rec : view.candidates()) {
     for (size_t i = 0; i < rec.workloads.size() && i < names.size(); ++i) {
@@ -149,7 +150,7 @@ std::optional<eval::Candidate> compose_gates(const CampaignView& view) {
       base_i = i;
     }
   }
-  eval::Candidate g;
+  problem::Candidate g;
   g.base = *best[base_i];
   for (size_t i = 0; i < best.size(); ++i) {
     if (!(*best[i] == g.base)) g.gates[names[i]] = *best[i];
@@ -171,10 +172,9 @@ uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b) {
   return mix64(mix64(mix64(campaign_seed) ^ a) ^ (b * 0x632be59bd9b4e019ULL));
 }
 
-AgentCore::AgentCore(AgentSetup setup, const eval::Problem& problem,
+AgentCore::AgentCore(AgentSetup setup, const problem::Problem& problem,
                      const std::vector<skills::Skill>& skills)
-    : setup_(std::move(setup)), problem_(&problem), skills_(&skills), draft_(setup_.skill) {
-}
+    : setup_(std::move(setup)), problem_(&problem), skills_(&skills), draft_(setup_.skill) {}
 
 const skills::Skill* AgentCore::find_skill(const std::string& name) const {
   for (const auto& s : *skills_) {
@@ -192,8 +192,7 @@ void AgentCore::apply(const events::Event& e) {
   draft_.apply(e, setup_.name);
 }
 
-std::vector<std::string> AgentCore::draft_order(const std::string& from,
-                                                uint64_t rng_seed) const {
+std::vector<std::string> AgentCore::draft_order(const std::string& from, uint64_t rng_seed) const {
   std::vector<std::string> fresh, seen;
   for (const auto& s : *skills_) {
     if (s.name == from || !s.eligible_for(problem_->kernel_type)) continue;
@@ -214,7 +213,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
                                                         const CampaignView& view,
                                                         const Recall& recall, uint64_t rng_seed,
                                                         int attempts, ComposedGate& gate) const {
-  const eval::Problem& p = *problem_;
+  const problem::Problem& p = *problem_;
   Rng rng(rng_seed);
   std::set<std::string> traps;
   for (const auto& t : recall.traps) traps.insert(t.move);
@@ -232,13 +231,13 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   for (const auto& [w, _] : inc.candidate.gates) targets.push_back(w);
 
   const std::string inc_canonical = inc.candidate.canonical();
-  auto accept = [&](const eval::Candidate& c, std::string move) -> std::optional<Generated> {
+  auto accept = [&](const problem::Candidate& c, std::string move) -> std::optional<Generated> {
     if (traps.count(move) != 0) return std::nullopt;
     std::string canonical = normalized_canonical(c);
     if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
     return Generated{std::move(canonical), std::move(move)};
   };
-  auto target_variant = [&](eval::Candidate& c, const std::string& t) -> eval::Variant& {
+  auto target_variant = [&](problem::Candidate& c, const std::string& t) -> problem::Variant& {
     return t.empty() ? c.base : c.gates[t];
   };
 
@@ -248,8 +247,8 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     gate.gated = compose_gates(view);
     if (gate.gated) gate.canonical = gate.gated->canonical();
   }
-  static const std::optional<eval::Candidate> kNoGate;
-  const std::optional<eval::Candidate>& gated = gating ? gate.gated : kNoGate;
+  static const std::optional<problem::Candidate> kNoGate;
+  const std::optional<problem::Candidate>& gated = gating ? gate.gated : kNoGate;
 
   // Deterministic walk: the composed gate, each recalled win, every single-knob value and
   // every family in scope. If it finds nothing new the skill is exhausted around this base;
@@ -261,23 +260,24 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   if (exhausted_.count(key) != 0) return std::nullopt;
   auto walk = [&]() -> std::optional<Generated> {
     if (gated) {
-      if (auto out = accept(*gated, "shape_gate:" + std::to_string(gated->gates.size()) + "_gates")) {
+      if (auto out =
+              accept(*gated, "shape_gate:" + std::to_string(gated->gates.size()) + "_gates")) {
         return out;
       }
     }
     // Each move edits the target variant of one working copy of the incumbent and puts it
     // back afterwards: the same candidates as a fresh copy per move, without the copies.
     for (const auto& target : targets) {
-      eval::Candidate c = inc.candidate;
-      eval::Variant& v = target_variant(c, target);
-      const eval::Variant v0 = v;
+      problem::Candidate c = inc.candidate;
+      problem::Variant& v = target_variant(c, target);
+      const problem::Variant v0 = v;
       for (const auto& w : recall.wins) {
         if (apply_move_text(p, w.move, v)) {
           if (auto out = accept(c, w.move)) return out;
         }
         v = v0;
       }
-      for (const eval::Knob* k : knobs_in_scope(p, skill, v0)) {
+      for (const problem::Knob* k : knobs_in_scope(p, skill, v0)) {
         const std::string current = knob_value(v0, *k);
         for (const auto& val : k->values) {
           if (current == val) continue;
@@ -291,7 +291,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
         }
       }
       if (skill.moves.count("family_switch") != 0) {
-        for (const eval::Family* f : families_in_scope(p, skill, v0.family)) {
+        for (const problem::Family* f : families_in_scope(p, skill, v0.family)) {
           v = switch_family(*f, v0);
           if (auto out = accept(c, "family:" + f->name)) return out;
         }
@@ -315,14 +315,14 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       }
       r -= w;
     }
-    eval::Candidate c = inc.candidate;
+    problem::Candidate c = inc.candidate;
     const std::string target = targets[rng.below(targets.size())];
-    eval::Variant& v = target_variant(c, target);
+    problem::Variant& v = target_variant(c, target);
     std::string move;
     if (kind == "neighbour" || kind == "jump") {
       auto ks = knobs_in_scope(p, skill, v);
       if (ks.empty()) continue;
-      const eval::Knob& k = *ks[rng.below(ks.size())];
+      const problem::Knob& k = *ks[rng.below(ks.size())];
       const size_t i = value_index(k, knob_value(v, k));
       size_t j;
       if (kind == "neighbour") {
@@ -341,7 +341,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       if (ks[a]->name > ks[b]->name) std::swap(a, b);
       move = "knobs:";
       for (size_t idx : {a, b}) {
-        const eval::Knob& k = *ks[idx];
+        const problem::Knob& k = *ks[idx];
         const size_t i = value_index(k, knob_value(v, k));
         const bool up = (rng.next() & 1) != 0;
         const size_t j = up ? (i + 1 < k.values.size() ? i + 1 : i - 1) : (i > 0 ? i - 1 : i + 1);
@@ -351,7 +351,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     } else if (kind == "family_switch") {
       auto fs = families_in_scope(p, skill, v.family);
       if (fs.empty()) continue;
-      const eval::Family& f = *fs[rng.below(fs.size())];
+      const problem::Family& f = *fs[rng.below(fs.size())];
       v = switch_family(f, v);
       move = "family:" + f.name;
     } else if (kind == "recall_win") {
@@ -450,10 +450,9 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
       if (r.hash == inc.hash || !r.verdict) continue;
       bases.push_back(&r);
     }
-    std::stable_sort(bases.begin(), bases.end(), [](const CandidateRecord* a,
-                                                    const CandidateRecord* b) {
-      return a->score > b->score;
-    });
+    std::stable_sort(
+        bases.begin(), bases.end(),
+        [](const CandidateRecord* a, const CandidateRecord* b) { return a->score > b->score; });
     for (size_t i = 0; !g && i < bases.size() && i < 16; ++i) {
       base = Incumbent{bases[i]->hash, bases[i]->candidate, bases[i]->score};
       // A few random moves, then the exhaustive walk: these bases are mostly well explored.
@@ -467,7 +466,7 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
     return out;
   }
   fb::CandidateProposedT c;
-  c.candidate_hash = storage::sha256_hex(g->canonical);
+  c.candidate_hash = arc::sha256_hex(g->canonical);
   c.agent = setup_.name;
   c.parent = base.hash;
   c.skill = skill_name;

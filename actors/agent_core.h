@@ -10,15 +10,15 @@
 // first.
 #include <cstdint>
 #include <optional>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/draft_state.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 
 namespace arc::actors {
@@ -26,7 +26,7 @@ namespace arc::actors {
 struct AgentSetup {
   std::string name;
   uint32_t index = 0;
-  std::string skill;           // initial skill
+  std::string skill;  // initial skill
   uint64_t campaign_seed = 1;
   bool drafting = true;
   bool sibling_inspection = true;
@@ -45,7 +45,7 @@ struct Proposal {
 class AgentCore {
  public:
   // `problem` and `skills` must outlive the core.
-  AgentCore(AgentSetup setup, const eval::Problem& problem,
+  AgentCore(AgentSetup setup, const problem::Problem& problem,
             const std::vector<skills::Skill>& skills);
 
   void apply(const events::Event& e);
@@ -65,7 +65,7 @@ class AgentCore {
   // form, worked out at most once per proposal: the view does not change while it is made.
   struct ComposedGate {
     bool done = false;
-    std::optional<eval::Candidate> gated;
+    std::optional<problem::Candidate> gated;
     std::string canonical;  // empty without a gate
   };
   const skills::Skill* find_skill(const std::string& name) const;
@@ -76,7 +76,7 @@ class AgentCore {
   std::vector<std::string> draft_order(const std::string& from, uint64_t rng_seed) const;
 
   AgentSetup setup_;
-  const eval::Problem* problem_;
+  const problem::Problem* problem_;
   const std::vector<skills::Skill>* skills_;
   DraftState draft_;
   uint32_t proposals_ = 0;

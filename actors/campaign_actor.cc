@@ -8,7 +8,7 @@
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "actors/view.h"
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 namespace arc::actors {
 namespace {
@@ -99,7 +99,8 @@ void round(campaign_actor self, CampaignContext* ctx) {
                       [self, ctx, proposal_pos, proposals](const seq_list& seqs) mutable {
                         submission_list subs;
                         for (size_t i = 0; i < proposals.size(); ++i) {
-                          subs.items.push_back({std::move(proposals[i]), seqs.seqs[proposal_pos[i]]});
+                          subs.items.push_back(
+                              {std::move(proposals[i]), seqs.seqs[proposal_pos[i]]});
                         }
                         if (subs.items.empty()) {
                           // Only failed exchanges this round: the next round starts from them.
@@ -185,10 +186,11 @@ void measure_peaks(campaign_actor self, CampaignContext* ctx, std::function<void
             event_list pl;
             pl.events.push_back(events::make_event(kGuardActor, std::move(m.peaks)));
             self->request(self->state.journal, caf::infinite, append_atom_v, std::move(pl))
-                .then([self, next](const seq_list& seqs) {
-                  self->state.follower.when(seqs.seqs.back(), next);
-                },
-                      [self](caf::error& err) { self->state.done.deliver(err); });
+                .then(
+                    [self, next](const seq_list& seqs) {
+                      self->state.follower.when(seqs.seqs.back(), next);
+                    },
+                    [self](caf::error& err) { self->state.done.deliver(err); });
           },
           [self, ctx](caf::error& err) {
             finish(self, ctx, "device peaks unavailable: " + self->system().render(err));
@@ -234,7 +236,7 @@ void begin(campaign_actor self, CampaignContext* ctx) {
   const auto& cfg = ctx->config;
   fb::CampaignStartedT s;
   s.config_text = cfg.text;
-  s.config_hash = storage::sha256_hex(cfg.text);
+  s.config_hash = arc::sha256_hex(cfg.text);
   s.config_path = cfg.file.string();
   s.problem_name = ctx->problem.name;
   s.problem_hash = ctx->problem.hash;

@@ -7,7 +7,7 @@
 
 #include <toml++/toml.h>
 
-#include "events/toml_text.h"
+#include "base/toml_text.h"
 
 namespace arc::actors {
 namespace {
@@ -441,9 +441,9 @@ std::string campaign_text(const CampaignConfig& c) {
      << "\nbuffer_sets = " << c.evaluation.buffer_sets << "\ntimeout_s = " << c.evaluation.timeout_s
      << "\nmemory_limit_mb = " << c.evaluation.memory_limit_mb
      << "\nflush_cache = " << (c.evaluation.flush_cache ? "true" : "false")
-     << "\ntiming = " << q(c.evaluation.timing)
-     << "\n\n[guard]\nmargin = " << c.margin << "\n\n[memory]\nwins = " << bound(c.wins_bound)
-     << "\ntraps = " << bound(c.traps_bound) << "\n\n[plateau]\nwindow = " << c.plateau_window
+     << "\ntiming = " << q(c.evaluation.timing) << "\n\n[guard]\nmargin = " << c.margin
+     << "\n\n[memory]\nwins = " << bound(c.wins_bound) << "\ntraps = " << bound(c.traps_bound)
+     << "\n\n[plateau]\nwindow = " << c.plateau_window
      << "\ndrafting = " << (c.drafting ? "true" : "false")
      << "\nsibling_inspection = " << (c.sibling_inspection ? "true" : "false") << "\n";
   bool uses_llm = false, uses_exec = false;

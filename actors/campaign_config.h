@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "eval/evaluator.h"
-#include "events/status.h"
 
 namespace arc::actors {
 
@@ -17,7 +17,7 @@ const char* to_string(Mode m);
 struct AgentConfig {
   std::string name;
   std::string skill;
-  std::string backend = "builtin";  // builtin | llm | exec
+  std::string backend = "builtin";   // builtin | llm | exec
   std::string model;                 // llm: this agent's model ("" = [llm].model)
   std::vector<std::string> command;  // exec: this agent's command (empty = [exec].command)
 };
@@ -53,9 +53,9 @@ struct CampaignConfig {
   std::filesystem::path problem;  // problem.toml or its folder (absolute)
   std::filesystem::path skills;   // skills root (absolute); default <repo>/skills
   uint64_t seed = 1;
-  uint32_t budget = 40;            // candidates evaluated, the baseline excluded
+  uint32_t budget = 40;  // candidates evaluated, the baseline excluded
   Mode mode = Mode::kLockstep;
-  uint32_t global_plateau = 24;    // stop after this many candidates without a KEEP; 0 = never
+  uint32_t global_plateau = 24;     // stop after this many candidates without a KEEP; 0 = never
   std::string durability = "sync";  // sync | batch
   eval::EvalSettings evaluation;
   double margin = 0.02;            // minimum relative improvement for a KEEP

@@ -10,8 +10,8 @@
 #include "actors/agent_backends.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
+#include "base/sha256.h"
 #include "storage/journal.h"
-#include "storage/sha256.h"
 
 namespace arc::actors {
 
@@ -36,7 +36,7 @@ Status apply_overrides(CampaignConfig& config, const RunOptions& options) {
 
 Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options) {
   if (auto s = apply_overrides(config, options); !s) return s;
-  auto problem = eval::load_problem(config.problem);
+  auto problem = problem::load_problem(config.problem);
   if (!problem) return problem.status();
   auto skills = skills::load_skills(config.skills);
   if (!skills) return skills.status();
@@ -49,16 +49,15 @@ Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOption
     const std::string field =
         config.file.string() + ": field 'agents[" + std::to_string(i) + "].skill'";
     if (found == nullptr) {
-      return Status::invalid_argument(field + ": expected a skill under " +
-                                      config.skills.string() + ", got \"" + a.skill + "\"");
+      return Status::invalid_argument(field + ": expected a skill under " + config.skills.string() +
+                                      ", got \"" + a.skill + "\"");
     }
     if (!found->eligible_for(problem->kernel_type)) {
       return Status::invalid_argument(field + ": expected a skill eligible for kernel type '" +
                                       problem->kernel_type + "', got \"" + a.skill + "\"");
     }
   }
-  return PreparedCampaign{std::move(config), std::move(problem.value()),
-                          std::move(skills.value())};
+  return PreparedCampaign{std::move(config), std::move(problem.value()), std::move(skills.value())};
 }
 
 Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& options) {
@@ -101,15 +100,15 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
       if (!a.command.empty()) ec.command = a.command;
       auto b = make_exec_backend(ec);
       if (!b) {
-        return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name +
-                                        ": " + b.status().message());
+        return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name + ": " +
+                                        b.status().message());
       }
       agent_backends.back() = std::move(b.value());
     }
   }
   if (llm_backend || std::any_of(agent_backends.begin(), agent_backends.end(),
                                  [](const auto& b) { return b != nullptr; })) {
-    auto sources = eval::read_family_sources(prepared.problem);
+    auto sources = problem::read_family_sources(prepared.problem);
     if (!sources) return sources.status();
     family_sources = std::move(sources.value());
   }
@@ -141,9 +140,8 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     }
   } else {
     const auto now = std::chrono::system_clock::now().time_since_epoch().count();
-    campaign_id = storage::sha256_hex(prepared.config.text + "|" +
-                                      std::to_string(prepared.config.seed) + "|" +
-                                      std::to_string(now))
+    campaign_id = arc::sha256_hex(prepared.config.text + "|" +
+                                  std::to_string(prepared.config.seed) + "|" + std::to_string(now))
                       .substr(0, 16);
     if (auto s = journal.value()->set_campaign(campaign_id); !s) return s;
   }

@@ -11,19 +11,19 @@
 
 #include "actors/campaign_config.h"
 #include "eval/evaluator.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 
 namespace arc::actors {
 
 struct RunOptions {
-  std::filesystem::path run_dir;     // must not exist, or be empty (unless resuming)
-  bool resume = false;               // continue the campaign logged in run_dir
-  std::optional<uint64_t> seed;      // overrides [campaign].seed
-  std::optional<uint32_t> budget;    // overrides [campaign].budget
-  std::optional<Mode> mode;          // overrides [campaign].mode
-  uint32_t threads = 0;              // CAF scheduler threads; 0 = hardware concurrency
+  std::filesystem::path run_dir;   // must not exist, or be empty (unless resuming)
+  bool resume = false;             // continue the campaign logged in run_dir
+  std::optional<uint64_t> seed;    // overrides [campaign].seed
+  std::optional<uint32_t> budget;  // overrides [campaign].budget
+  std::optional<Mode> mode;        // overrides [campaign].mode
+  uint32_t threads = 0;            // CAF scheduler threads; 0 = hardware concurrency
   // Compile jobs the guard runs at once for a lockstep round; 0 = hardware concurrency, 1 =
   // one after the other on the guard's thread.
   uint32_t compile_jobs = 0;
@@ -35,7 +35,7 @@ struct RunOptions {
   // see them. For scratch campaigns (arc-replay ablate); not with resume. Default off.
   bool in_memory_log = false;
   // Builds the evaluator for the problem (host, replay, ...). Required.
-  std::function<Result<std::unique_ptr<eval::Evaluator>>(const eval::Problem&)> make_evaluator;
+  std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&)> make_evaluator;
   // Called for every durable event, in seq order, from an actor thread.
   std::function<void(const events::Event&)> observer;
 };
@@ -50,7 +50,7 @@ struct RunResult {
 // Everything validated before a run starts: the config with overrides, the problem, skills.
 struct PreparedCampaign {
   CampaignConfig config;
-  eval::Problem problem;
+  problem::Problem problem;
   std::vector<skills::Skill> skills;
 };
 Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOptions& options);

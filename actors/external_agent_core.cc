@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 namespace arc::actors {
 namespace {
@@ -76,8 +76,8 @@ std::vector<Block> fenced_blocks(const std::string& text) {
 }
 
 // Builds and checks the candidate for `source` with an optional launch description.
-ParsedReply make_candidate(std::string source, const json& launch, const eval::Problem& p,
-                           const eval::Candidate& base) {
+ParsedReply make_candidate(std::string source, const json& launch, const problem::Problem& p,
+                           const problem::Candidate& base) {
   ParsedReply r;
   if (source.find_first_not_of(" \t\r\n") == std::string::npos) {
     r.error = "the reply's code block is empty";
@@ -88,7 +88,7 @@ ParsedReply make_candidate(std::string source, const json& launch, const eval::P
               std::to_string(kMaxSourceBytes) + " are accepted";
     return r;
   }
-  eval::Variant v;
+  problem::Variant v;
   v.source = std::move(source);
   if (!launch.is_null()) {
     if (!launch.is_object()) {
@@ -129,7 +129,7 @@ ParsedReply make_candidate(std::string source, const json& launch, const eval::P
   if (p.backend == "cuda") {
     // The launches come from a family: the one named, else the base's.
     if (v.family.empty()) {
-      const eval::Family* bf = p.family(base.base.family);
+      const problem::Family* bf = p.family(base.base.family);
       if (bf != nullptr && bf->library.empty()) v.family = bf->name;
     }
     if (v.family.empty()) {
@@ -138,7 +138,7 @@ ParsedReply make_candidate(std::string source, const json& launch, const eval::P
     }
   }
   if (!v.family.empty()) {
-    const eval::Family* f = p.family(v.family);
+    const problem::Family* f = p.family(v.family);
     if (f == nullptr) {
       r.error =
           "the reply names family '" + v.family + "', which problem " + p.name + " does not have";
@@ -166,7 +166,7 @@ ParsedReply make_candidate(std::string source, const json& launch, const eval::P
     r.error = "the source defines no arc_kernel entry point";
     return r;
   }
-  eval::Candidate c;
+  problem::Candidate c;
   c.base = std::move(v);
   r.candidate = std::move(c);
   return r;
@@ -182,8 +182,8 @@ std::string host_abi_text() {
 
 }  // namespace
 
-ParsedReply parse_reply_text(const std::string& text, const eval::Problem& problem,
-                             const eval::Candidate& base) {
+ParsedReply parse_reply_text(const std::string& text, const problem::Problem& problem,
+                             const problem::Candidate& base) {
   ParsedReply r;
   const std::vector<Block> blocks = fenced_blocks(text);
   const Block* code = nullptr;
@@ -210,8 +210,8 @@ ParsedReply parse_reply_text(const std::string& text, const eval::Problem& probl
   return make_candidate(code->text, l, problem, base);
 }
 
-ParsedReply parse_chat_response(const std::string& body, const eval::Problem& problem,
-                                const eval::Candidate& base) {
+ParsedReply parse_chat_response(const std::string& body, const problem::Problem& problem,
+                                const problem::Candidate& base) {
   ParsedReply r;
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
@@ -250,8 +250,8 @@ ParsedReply parse_chat_response(const std::string& body, const eval::Problem& pr
   return r;
 }
 
-ParsedReply parse_exec_output(const std::string& out, const eval::Problem& problem,
-                              const eval::Candidate& base) {
+ParsedReply parse_exec_output(const std::string& out, const problem::Problem& problem,
+                              const problem::Candidate& base) {
   const size_t first = out.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return ParsedReply{std::nullopt, "the command printed nothing"};
   if (out[first] == '{') {
@@ -262,9 +262,9 @@ ParsedReply parse_exec_output(const std::string& out, const eval::Problem& probl
                          "object"};
     }
     if (j.contains("base")) {
-      auto c = eval::Candidate::from_canonical(j.dump());
+      auto c = problem::Candidate::from_canonical(j.dump());
       if (!c) return ParsedReply{std::nullopt, "the command's candidate: " + c.status().message()};
-      std::vector<const eval::Variant*> variants = {&c->base};
+      std::vector<const problem::Variant*> variants = {&c->base};
       for (const auto& [w, gv] : c->gates) {
         if (problem.workload(w) == nullptr) {
           return ParsedReply{std::nullopt, "the command's candidate gates workload '" + w +
@@ -273,7 +273,7 @@ ParsedReply parse_exec_output(const std::string& out, const eval::Problem& probl
         }
         variants.push_back(&gv);
       }
-      for (const eval::Variant* v : variants) {
+      for (const problem::Variant* v : variants) {
         if (!v->family.empty() && problem.family(v->family) == nullptr) {
           return ParsedReply{std::nullopt, "the command's candidate names family '" + v->family +
                                                "', which problem " + problem.name +
@@ -300,7 +300,7 @@ ParsedReply parse_exec_output(const std::string& out, const eval::Problem& probl
   return make_candidate(out, json(), problem, base);
 }
 
-ExternalAgentCore::ExternalAgentCore(ExternalSetup setup, const eval::Problem& problem,
+ExternalAgentCore::ExternalAgentCore(ExternalSetup setup, const problem::Problem& problem,
                                      const std::vector<skills::Skill>& skills,
                                      const std::map<std::string, std::string>& family_sources)
     : setup_(std::move(setup)),
@@ -331,11 +331,11 @@ void ExternalAgentCore::apply(const events::Event& e) {
   draft_.apply(e, me);
 }
 
-std::string ExternalAgentCore::source_of(const eval::Variant& v) const {
+std::string ExternalAgentCore::source_of(const problem::Variant& v) const {
   std::string out;
   for (const auto& [k, val] : v.knobs) out += "#define " + k + " " + val + "\n";
   if (!v.source.empty()) return out + v.source;
-  const eval::Family* f = problem_->family(v.family);
+  const problem::Family* f = problem_->family(v.family);
   if (f != nullptr && !f->library.empty()) {
     return out + "// library family " + f->name + " (" + f->library + "): " + f->description + "\n";
   }
@@ -415,7 +415,7 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
     }
   }
 
-  const eval::Problem& p = *problem_;
+  const problem::Problem& p = *problem_;
   const skills::Skill* skill = nullptr;
   for (const auto& s : *skills_) {
     if (s.name == req.skill) skill = &s;
@@ -634,9 +634,9 @@ Proposal ExternalAgentCore::conclude(const ExchangeRequest& req, const ExchangeR
   if (parsed.candidate) {
     hash = parsed.candidate->hash();
     if (hash == req.parent) {
-      parsed.error = "the reply repeats its base candidate " + eval::short_hash(hash);
+      parsed.error = "the reply repeats its base candidate " + problem::short_hash(hash);
     } else if (proposed_.count(hash) != 0) {
-      parsed.error = "the reply repeats candidate " + eval::short_hash(hash) +
+      parsed.error = "the reply repeats candidate " + problem::short_hash(hash) +
                      ", which this agent proposed before";
     }
   } else if (parsed.error.empty()) {

@@ -20,8 +20,8 @@
 #include "actors/draft_state.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 
 namespace arc::actors {
@@ -42,7 +42,7 @@ struct ExchangeRequest {
   std::optional<fb::SiblingInspectedT> inspected;
   std::string skill;   // the skill the proposal is made under
   std::string parent;  // hash of the base: the incumbent or an adopted sibling's
-  eval::Candidate base;
+  problem::Candidate base;
   uint64_t view_seq = 0;
   std::string context;  // the context as JSON (exec: stdin)
   std::string prompt;   // the blob sent and logged (llm: request body; exec: `context`)
@@ -66,27 +66,27 @@ struct ExchangeReply {
 
 // A candidate read from a reply, or why none could be.
 struct ParsedReply {
-  std::optional<eval::Candidate> candidate;
+  std::optional<problem::Candidate> candidate;
   std::string error;
   uint32_t tokens_in = 0, tokens_out = 0;
 };
 
 // Reads a model's message text: the first fenced code block that is not ```json is the
 // source; a ```json block may describe the launch: {"family": "NAME", "knobs": {"K": "V"}}.
-ParsedReply parse_reply_text(const std::string& text, const eval::Problem& problem,
-                             const eval::Candidate& base);
+ParsedReply parse_reply_text(const std::string& text, const problem::Problem& problem,
+                             const problem::Candidate& base);
 // Reads a chat-completions response body (choices[0].message.content, usage).
-ParsedReply parse_chat_response(const std::string& body, const eval::Problem& problem,
-                                const eval::Candidate& base);
+ParsedReply parse_chat_response(const std::string& body, const problem::Problem& problem,
+                                const problem::Candidate& base);
 // Reads an exec command's stdout: a candidate's canonical JSON ({"base": ...}), a JSON object
 // {"source": ..., "family": ..., "knobs": ...}, a reply with fenced blocks, or bare source.
-ParsedReply parse_exec_output(const std::string& out, const eval::Problem& problem,
-                              const eval::Candidate& base);
+ParsedReply parse_exec_output(const std::string& out, const problem::Problem& problem,
+                              const problem::Candidate& base);
 
 class ExternalAgentCore {
  public:
   // `problem`, `skills` and `family_sources` (family name -> source text) outlive the core.
-  ExternalAgentCore(ExternalSetup setup, const eval::Problem& problem,
+  ExternalAgentCore(ExternalSetup setup, const problem::Problem& problem,
                     const std::vector<skills::Skill>& skills,
                     const std::map<std::string, std::string>& family_sources);
 
@@ -101,11 +101,11 @@ class ExternalAgentCore {
   uint32_t failures() const { return failures_; }
 
  private:
-  std::string source_of(const eval::Variant& v) const;
+  std::string source_of(const problem::Variant& v) const;
   std::string next_skill() const;
 
   ExternalSetup setup_;
-  const eval::Problem* problem_;
+  const problem::Problem* problem_;
   const std::vector<skills::Skill>* skills_;
   const std::map<std::string, std::string>* family_sources_;
   DraftState draft_;

@@ -17,7 +17,7 @@ namespace {
 
 struct guard_item {
   submission sub;
-  caf::response_promise promise;  // a single submission's promise
+  caf::response_promise promise;       // a single submission's promise
   std::shared_ptr<verdict_list> list;  // set for lockstep rounds
   std::shared_ptr<size_t> remaining;
   size_t index = 0;
@@ -114,7 +114,7 @@ void process(guard_actor self, CampaignContext* ctx) {
   }
   fb::CompileFinishedT compiled;
   auto pre = st.precompiled.find(proposal.candidate_hash);
-  auto candidate = eval::Candidate::from_canonical(proposal.canonical);
+  auto candidate = problem::Candidate::from_canonical(proposal.canonical);
   if (pre != st.precompiled.end()) {
     compiled = std::move(pre->second);
     st.precompiled.erase(pre);
@@ -169,11 +169,11 @@ void pump(guard_actor self, CampaignContext* ctx) {
 
 void precompile(guard_actor self, CampaignContext* ctx, const submission_list& subs) {
   // Compile the round's new candidates in parallel; evaluation stays one at a time.
-  std::vector<std::pair<std::string, eval::Candidate>> todo;
+  std::vector<std::pair<std::string, problem::Candidate>> todo;
   for (const auto& s : subs.items) {
     const auto& h = s.proposal.candidate_hash;
     if (self->state.core->earlier_evaluation(h) || self->state.precompiled.count(h)) continue;
-    auto c = eval::Candidate::from_canonical(s.proposal.canonical);
+    auto c = problem::Candidate::from_canonical(s.proposal.canonical);
     if (c) todo.emplace_back(h, std::move(c.value()));
   }
   const size_t jobs = std::max<uint32_t>(1, ctx->compile_jobs);
@@ -211,15 +211,14 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
         [self](const published_events& p) {
-          follow(self, self->state.follower, p,
-                 [self](const events::Event& e) {
-                 self->state.core->apply(e);
-                 // Evaluations already in the log (a resumed campaign's) are never redone.
-                 if (e.payload.type == fb::Payload::CandidateEvaluated) {
-                   const auto* p = e.payload.AsCandidateEvaluated();
-                   self->state.evaluations.emplace(p->candidate_hash, *p);
-                 }
-               });
+          follow(self, self->state.follower, p, [self](const events::Event& e) {
+            self->state.core->apply(e);
+            // Evaluations already in the log (a resumed campaign's) are never redone.
+            if (e.payload.type == fb::Payload::CandidateEvaluated) {
+              const auto* p = e.payload.AsCandidateEvaluated();
+              self->state.evaluations.emplace(p->candidate_hash, *p);
+            }
+          });
         },
         [self, ctx](submit_atom, submission& s) {
           auto rp = self->make_response_promise<verdict_msg>();
@@ -238,7 +237,8 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
           list->items.resize(subs.items.size());
           auto remaining = std::make_shared<size_t>(subs.items.size());
           for (size_t i = 0; i < subs.items.size(); ++i) {
-            self->state.queue.push_back(guard_item{std::move(subs.items[i]), rp, list, remaining, i});
+            self->state.queue.push_back(
+                guard_item{std::move(subs.items[i]), rp, list, remaining, i});
           }
           pump(self, ctx);
           return rp;

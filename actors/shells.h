@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "caf/all.hpp"
-
 #include "actors/campaign_config.h"
+#include "caf/all.hpp"
 #include "eval/evaluator.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 #include "storage/journal.h"
 
@@ -25,7 +24,7 @@ class AgentBackend;
 // Everything a campaign's actors share; owned by the caller, outlives the actors.
 struct CampaignContext {
   CampaignConfig config;
-  eval::Problem problem;
+  problem::Problem problem;
   std::vector<skills::Skill> skills;
   storage::Journal* journal = nullptr;
   eval::Evaluator* evaluator = nullptr;

@@ -6,12 +6,12 @@
 #include <thread>
 
 #include "actors/agent_core.h"
+#include "base/sha256.h"
 #include "storage/journal.h"
-#include "storage/sha256.h"
 
 namespace arc::actors {
 
-uint64_t search_space_size(const eval::Problem& problem) {
+uint64_t search_space_size(const problem::Problem& problem) {
   uint64_t total = 0;
   for (const auto& f : problem.families) {
     uint64_t n = 1;
@@ -21,14 +21,15 @@ uint64_t search_space_size(const eval::Problem& problem) {
   return total;
 }
 
-std::vector<eval::Candidate> search_space(const eval::Problem& problem, uint64_t limit) {
-  std::vector<eval::Candidate> out;
+std::vector<problem::Candidate> search_space(const problem::Problem& problem, uint64_t limit) {
+  std::vector<problem::Candidate> out;
   for (const auto& f : problem.families) {
     std::vector<size_t> idx(f.knobs.size(), 0);
     while (out.size() < limit) {
-      eval::Candidate c;
+      problem::Candidate c;
       c.base.family = f.name;
-      for (size_t i = 0; i < f.knobs.size(); ++i) c.base.knobs[f.knobs[i].name] = f.knobs[i].values[idx[i]];
+      for (size_t i = 0; i < f.knobs.size(); ++i)
+        c.base.knobs[f.knobs[i].name] = f.knobs[i].values[idx[i]];
       out.push_back(std::move(c));
       size_t i = f.knobs.size();
       while (i > 0 && ++idx[i - 1] == f.knobs[i - 1].values.size()) idx[--i] = 0;
@@ -38,7 +39,7 @@ std::vector<eval::Candidate> search_space(const eval::Problem& problem, uint64_t
   return out;
 }
 
-Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& evaluator,
+Result<SweepResult> run_sweep(const problem::Problem& problem, eval::Evaluator& evaluator,
                               const SweepOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -52,10 +53,9 @@ Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& eva
   const uint64_t cap = 1'000'000;
   if (options.sample == 0 && result.space > cap) {
     return Status::invalid_argument("the search space of " + problem.name + " has " +
-                                    std::to_string(result.space) +
-                                    " candidates: pass --sample N");
+                                    std::to_string(result.space) + " candidates: pass --sample N");
   }
-  std::vector<eval::Candidate> space = search_space(problem, std::min(result.space, cap));
+  std::vector<problem::Candidate> space = search_space(problem, std::min(result.space, cap));
   if (options.sample != 0 && options.sample < space.size()) {
     // Partial Fisher-Yates with splitmix64: the same sample on every machine.
     uint64_t s = options.seed;
@@ -65,7 +65,7 @@ Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& eva
     }
     space.resize(options.sample);
   }
-  std::vector<eval::Candidate> todo = {problem.seed};
+  std::vector<problem::Candidate> todo = {problem.seed};
   std::set<std::string> seen = {problem.seed.hash()};
   for (auto& c : space) {
     if (seen.insert(c.hash()).second) todo.push_back(std::move(c));
@@ -77,9 +77,8 @@ Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& eva
   auto journal = storage::Journal::open((options.run_dir / "log").string(), jo);
   if (!journal) return journal.status();
   storage::Journal& j = *journal.value();
-  const std::string id = storage::sha256_hex(problem.hash + "|sweep|" +
-                                             std::to_string(options.seed) + "|" +
-                                             std::to_string(todo.size()))
+  const std::string id = arc::sha256_hex(problem.hash + "|sweep|" + std::to_string(options.seed) +
+                                         "|" + std::to_string(todo.size()))
                              .substr(0, 16);
   if (auto s = j.set_campaign(id); !s) return s;
   {
@@ -113,7 +112,7 @@ Result<SweepResult> run_sweep(const eval::Problem& problem, eval::Evaluator& eva
       }));
     }
     for (size_t i = start; i < end; ++i) {
-      const eval::Candidate& c = todo[i];
+      const problem::Candidate& c = todo[i];
       fb::CandidateProposedT p;
       p.candidate_hash = c.hash();
       p.agent = "sweep";

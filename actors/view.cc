@@ -40,7 +40,7 @@ void CampaignView::apply(const events::Event& e) {
       if (by_hash_.count(p->candidate_hash) != 0) break;  // a duplicate proposal
       CandidateRecord r;
       r.hash = p->candidate_hash;
-      auto c = eval::Candidate::from_canonical(p->canonical);
+      auto c = problem::Candidate::from_canonical(p->canonical);
       if (c) r.candidate = std::move(c.value());
       r.agent = p->agent;
       r.parent = p->parent;

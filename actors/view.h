@@ -9,8 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "eval/candidate.h"
 #include "events/codec.h"
+#include "problem/candidate.h"
 
 namespace arc::actors {
 
@@ -22,13 +22,13 @@ struct WorkloadOutcome {
 
 struct CandidateRecord {
   std::string hash;
-  eval::Candidate candidate;
+  problem::Candidate candidate;
   std::string agent;
   std::string parent;
   std::string skill;
   std::string move;
   uint64_t proposed_seq = 0;
-  uint64_t evaluated_seq = 0;  // 0 until evaluated
+  uint64_t evaluated_seq = 0;              // 0 until evaluated
   std::vector<WorkloadOutcome> workloads;  // problem order, filled when evaluated
   std::optional<fb::Verdict> verdict;
   double score = 0;
@@ -37,7 +37,7 @@ struct CandidateRecord {
 // An agent's incumbent: the candidate it builds on.
 struct Incumbent {
   std::string hash;
-  eval::Candidate candidate;
+  problem::Candidate candidate;
   double score = 0;
 };
 

@@ -16,7 +16,7 @@
 
 #include <cuda.h>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::cuda {
 

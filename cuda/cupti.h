@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
 #include "cuda/cupti_spans.h"
-#include "events/status.h"
 
 namespace arc::cuda {
 

@@ -11,50 +11,50 @@
 
 #include <cuda.h>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::cuda {
 
 // The driver entry points KernelArc uses. Versioned names (cuMemAlloc -> cuMemAlloc_v2) come
 // from cuda.h's macros, so dlsym looks up the symbol the header declares.
-#define ARC_CU_FUNCTIONS(X)   \
-  X(cuInit)                   \
-  X(cuDriverGetVersion)       \
-  X(cuDeviceGetCount)         \
-  X(cuDeviceGet)              \
-  X(cuDeviceGetName)          \
-  X(cuDeviceGetAttribute)     \
-  X(cuDeviceTotalMem)         \
-  X(cuDeviceGetUuid)          \
-  X(cuDeviceGetPCIBusId)      \
-  X(cuDevicePrimaryCtxRetain) \
+#define ARC_CU_FUNCTIONS(X)    \
+  X(cuInit)                    \
+  X(cuDriverGetVersion)        \
+  X(cuDeviceGetCount)          \
+  X(cuDeviceGet)               \
+  X(cuDeviceGetName)           \
+  X(cuDeviceGetAttribute)      \
+  X(cuDeviceTotalMem)          \
+  X(cuDeviceGetUuid)           \
+  X(cuDeviceGetPCIBusId)       \
+  X(cuDevicePrimaryCtxRetain)  \
   X(cuDevicePrimaryCtxRelease) \
-  X(cuCtxSetCurrent)          \
-  X(cuCtxSynchronize)         \
-  X(cuModuleLoadData)         \
-  X(cuModuleUnload)           \
-  X(cuModuleGetFunction)      \
-  X(cuFuncSetAttribute)       \
-  X(cuFuncGetAttribute)       \
-  X(cuLaunchKernel)           \
-  X(cuMemAlloc)               \
-  X(cuMemFree)                \
-  X(cuMemGetInfo)             \
-  X(cuMemcpyHtoD)             \
-  X(cuMemcpyDtoH)             \
-  X(cuMemcpyDtoDAsync)        \
-  X(cuMemsetD8Async)          \
-  X(cuMemsetD16Async)         \
-  X(cuMemsetD32Async)         \
-  X(cuStreamCreate)           \
-  X(cuStreamDestroy)          \
-  X(cuStreamSynchronize)      \
-  X(cuEventCreate)            \
-  X(cuEventDestroy)           \
-  X(cuEventRecord)            \
-  X(cuEventSynchronize)       \
-  X(cuEventElapsedTime)       \
-  X(cuGetErrorName)           \
+  X(cuCtxSetCurrent)           \
+  X(cuCtxSynchronize)          \
+  X(cuModuleLoadData)          \
+  X(cuModuleUnload)            \
+  X(cuModuleGetFunction)       \
+  X(cuFuncSetAttribute)        \
+  X(cuFuncGetAttribute)        \
+  X(cuLaunchKernel)            \
+  X(cuMemAlloc)                \
+  X(cuMemFree)                 \
+  X(cuMemGetInfo)              \
+  X(cuMemcpyHtoD)              \
+  X(cuMemcpyDtoH)              \
+  X(cuMemcpyDtoDAsync)         \
+  X(cuMemsetD8Async)           \
+  X(cuMemsetD16Async)          \
+  X(cuMemsetD32Async)          \
+  X(cuStreamCreate)            \
+  X(cuStreamDestroy)           \
+  X(cuStreamSynchronize)       \
+  X(cuEventCreate)             \
+  X(cuEventDestroy)            \
+  X(cuEventRecord)             \
+  X(cuEventSynchronize)        \
+  X(cuEventElapsedTime)        \
+  X(cuGetErrorName)            \
   X(cuGetErrorString)
 
 struct Driver {
@@ -130,7 +130,8 @@ class Buffer {
   Buffer() = default;
   static Result<Buffer> allocate(size_t bytes);
   ~Buffer() { reset(); }
-  Buffer(Buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+  Buffer(Buffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();

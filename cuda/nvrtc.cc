@@ -1,7 +1,5 @@
 #include "cuda/nvrtc.h"
 
-#include "cuda/driver.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,7 +14,8 @@
 #include <nvrtc.h>
 #include <unistd.h>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
+#include "cuda/driver.h"
 
 #ifndef ARC_SOURCE_DIR
 #define ARC_SOURCE_DIR ""
@@ -41,8 +40,8 @@ bool read_file(const fs::path& p, std::string* out) {
 std::atomic<uint64_t> g_tmp{0};
 
 bool write_atomic(const fs::path& p, std::string_view bytes) {
-  const fs::path tmp = p.string() + ".tmp." + std::to_string(::getpid()) + "." +
-                       std::to_string(g_tmp.fetch_add(1));
+  const fs::path tmp =
+      p.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_tmp.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return false;
@@ -97,7 +96,6 @@ fs::path find_include_root(const fs::path& given) {
   }
   return ARC_SOURCE_DIR;
 }
-
 
 int int_before(std::string_view line, std::string_view word) {
   size_t at = line.find(word);
@@ -195,7 +193,8 @@ struct Compiler::Impl {
     }
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
-    toolchain = "NVRTC " + std::to_string(major) + "." + std::to_string(minor) + ", " + options.arch;
+    toolchain =
+        "NVRTC " + std::to_string(major) + "." + std::to_string(minor) + ", " + options.arch;
     std::error_code ec;
     fs::create_directories(options.cache_dir, ec);
   }
@@ -230,15 +229,15 @@ struct Compiler::Impl {
     const std::vector<std::string> opts = option_list(defines);
     for (const auto& o : opts) out.options += (out.options.empty() ? "" : " ") + o;
     std::string material = "kernelarc-nvrtc-v1";
-    for (std::string_view part : {std::string_view(source), std::string_view(out.options),
-                                  std::string_view(options.arch), std::string_view(toolchain),
-                                  std::string_view(abi)}) {
+    for (std::string_view part :
+         {std::string_view(source), std::string_view(out.options), std::string_view(options.arch),
+          std::string_view(toolchain), std::string_view(abi)}) {
       material.push_back('\0');
       material += std::to_string(part.size());
       material.push_back('\0');
       material += part;
     }
-    out.key = storage::sha256_hex(material);
+    out.key = arc::sha256_hex(material);
     const fs::path cubin = options.cache_dir / (out.key + ".cubin");
     const fs::path err = options.cache_dir / (out.key + ".err");
     const fs::path log = options.cache_dir / (out.key + ".log");
@@ -264,8 +263,8 @@ struct Compiler::Impl {
     const char* header_names[] = {"arc_cuda.h"};
     const char* header_texts[] = {abi.c_str()};
     const std::string src(source);
-    nvrtcResult r = nvrtcCreateProgram(&prog, src.c_str(), name.c_str(), 1, header_texts,
-                                       header_names);
+    nvrtcResult r =
+        nvrtcCreateProgram(&prog, src.c_str(), name.c_str(), 1, header_texts, header_names);
     if (r != NVRTC_SUCCESS) {
       slots.release();
       out.error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
@@ -311,7 +310,6 @@ struct Compiler::Impl {
   }
 };
 
-
 Compiler::Compiler(CompilerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   disable_driver_compute_cache();
 }
@@ -354,11 +352,13 @@ Cubin Compiler::compile_file(const fs::path& source,
 std::vector<Cubin> Compiler::compile_all(const std::vector<Job>& jobs) {
   std::vector<Cubin> out(jobs.size());
   if (jobs.size() <= 1) {
-    for (size_t i = 0; i < jobs.size(); ++i) out[i] = compile(jobs[i].source, jobs[i].name, jobs[i].defines);
+    for (size_t i = 0; i < jobs.size(); ++i)
+      out[i] = compile(jobs[i].source, jobs[i].name, jobs[i].defines);
     return out;
   }
   std::atomic<size_t> next{0};
-  const size_t n_threads = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  const size_t n_threads =
+      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n_threads; ++t) {
     threads.emplace_back([&] {

@@ -11,19 +11,33 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "base/sha256.h"
 #include "cuda/driver.h"
 #include "cuda/nvrtc.h"
 #include "eval/evaluators.h"
 #include "eval/worker_client.h"
-#include "storage/sha256.h"
+#include "problem/expression.h"
+#include "problem/launch.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
+using problem::evaluate_expression;
+using problem::expression_names;
+using problem::Family;
+using problem::GemmSpec;
+using problem::Problem;
+using problem::resolve_launches;
+using problem::ResolvedLaunch;
+using problem::short_hash;
+using problem::TensorSpec;
+using problem::Variant;
+using problem::Workload;
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
 
 int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -91,9 +105,11 @@ struct CudaEvaluator::Impl {
     compiler = std::make_unique<cuda::Compiler>(co);
     device = "cuda: " + (info ? info->describe() : no_device) + ", " + compiler->toolchain();
     fs::path worker = options.worker_path.empty() ? default_worker_path() : options.worker_path;
-    client = std::make_unique<WorkerClient>(WorkerClientOptions{
-        worker, {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
-        options.worker_start_timeout_s, "cuda_events"});
+    client = std::make_unique<WorkerClient>(
+        WorkerClientOptions{worker,
+                            {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
+                            options.worker_start_timeout_s,
+                            "cuda_events"});
   }
 
   // The family's defaults overridden by the variant's knobs.
@@ -135,8 +151,8 @@ struct CudaEvaluator::Impl {
         }
         // The family's launches with the variant's own source.
         job_of[i] = static_cast<int>(jobs.size());
-        jobs.push_back({v.source, "source:" + short_hash(storage::sha256_hex(v.source)) + ".cu",
-                        knobs_of(v, *f)});
+        jobs.push_back(
+            {v.source, "source:" + short_hash(arc::sha256_hex(v.source)) + ".cu", knobs_of(v, *f)});
         continue;
       }
       if (!f->library.empty()) continue;  // no source: the library is the implementation
@@ -238,7 +254,8 @@ struct CudaEvaluator::Impl {
     p.bandwidth_bytes_per_s = reply.value("bandwidth_bytes_per_s", 0.0);
     const std::string dtype = problem.compute_dtype.empty() ? "bf16" : problem.compute_dtype;
     p.flops_per_s = reply.at("flops").value(dtype, 0.0);
-    p.method = reply.value("method", "") + "; flops_per_s is the " + dtype + " GEMM peak (the "
+    p.method = reply.value("method", "") + "; flops_per_s is the " + dtype +
+               " GEMM peak (the "
                "problem's compute_dtype)";
     p.details.push_back(kv("origin", origin));
     p.details.push_back(kv("compute_dtype", dtype));
@@ -291,7 +308,8 @@ struct CudaEvaluator::Impl {
     }
     auto ref_launches = resolve_launches(problem.reference_launches, w, {});
     if (!ref_launches) {
-      return Status::invalid_argument("the reference's launches: " + ref_launches.status().message());
+      return Status::invalid_argument("the reference's launches: " +
+                                      ref_launches.status().message());
     }
     auto flops = problem.flops(w);
     auto bytes = problem.bytes(w);
@@ -356,7 +374,8 @@ struct CudaEvaluator::Impl {
     };
     for (const auto& v : compiled.variants) {
       if (v && !v->ok) {
-        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR, "variant " + v->variant + ": " + v->error);
+        fail_all(&out, fb::WorkloadStatus::COMPILE_ERROR,
+                 "variant " + v->variant + ": " + v->error);
         return finish();
       }
     }
@@ -400,19 +419,17 @@ struct CudaEvaluator::Impl {
         out.workloads.clear();
         for (size_t j = 0; j < problem.workloads.size(); ++j) {
           if (j < i) {
-            out.workloads.push_back(make_workload(problem.workloads[j].name,
-                                                  fb::WorkloadStatus::NOT_RUN,
-                                                  "not run: workload " + w.name + " failed",
-                                                  "cuda_events"));
+            out.workloads.push_back(
+                make_workload(problem.workloads[j].name, fb::WorkloadStatus::NOT_RUN,
+                              "not run: workload " + w.name + " failed", "cuda_events"));
           } else if (j == i) {
-            out.workloads.push_back(make_workload(w.name, fb::WorkloadStatus::LOAD_ERROR,
-                                                  "variant " + key + ": " + entry.status().message(),
-                                                  "cuda_events"));
+            out.workloads.push_back(
+                make_workload(w.name, fb::WorkloadStatus::LOAD_ERROR,
+                              "variant " + key + ": " + entry.status().message(), "cuda_events"));
           } else {
-            out.workloads.push_back(make_workload(problem.workloads[j].name,
-                                                  fb::WorkloadStatus::NOT_RUN,
-                                                  "not run: workload " + w.name + " failed",
-                                                  "cuda_events"));
+            out.workloads.push_back(
+                make_workload(problem.workloads[j].name, fb::WorkloadStatus::NOT_RUN,
+                              "not run: workload " + w.name + " failed", "cuda_events"));
           }
         }
         return finish();
@@ -423,26 +440,28 @@ struct CudaEvaluator::Impl {
     auto measured = started ? peaks_locked() : Result<fb::PeaksMeasuredT>(started);
     if (started) started = client->ensure(0);
     if (!started) {
-      fail_all(&out, fb::WorkloadStatus::CRASH, "cannot start the GPU worker: " + started.message());
+      fail_all(&out, fb::WorkloadStatus::CRASH,
+               "cannot start the GPU worker: " + started.message());
       return finish();
     }
     const EvalSettings& s = req.settings;
-    json request = {{"op", "evaluate"},
-                    {"input_seed", req.input_seed},
-                    {"rounds", s.rounds},
-                    {"warmup", s.warmup},
-                    {"repetitions", s.repetitions},
-                    {"buffer_sets", s.buffer_sets},
-                    {"flush_cache", s.flush_cache},
-                    {"timing", s.timing},
-                    {"tolerance",
-                     {{"atol", problem.tolerance.atol},
-                      {"rtol", problem.tolerance.rtol},
-                      {"matched_ratio", problem.tolerance.matched_ratio}}},
-                    {"peak_bandwidth_bytes_per_s", measured ? measured->bandwidth_bytes_per_s : 0.0},
-                    {"peak_flops_per_s", measured ? measured->flops_per_s : 0.0},
-                    {"sol_margin", options.sol_margin},
-                    {"workloads", std::move(workloads)}};
+    json request = {
+        {"op", "evaluate"},
+        {"input_seed", req.input_seed},
+        {"rounds", s.rounds},
+        {"warmup", s.warmup},
+        {"repetitions", s.repetitions},
+        {"buffer_sets", s.buffer_sets},
+        {"flush_cache", s.flush_cache},
+        {"timing", s.timing},
+        {"tolerance",
+         {{"atol", problem.tolerance.atol},
+          {"rtol", problem.tolerance.rtol},
+          {"matched_ratio", problem.tolerance.matched_ratio}}},
+        {"peak_bandwidth_bytes_per_s", measured ? measured->bandwidth_bytes_per_s : 0.0},
+        {"peak_flops_per_s", measured ? measured->flops_per_s : 0.0},
+        {"sol_margin", options.sol_margin},
+        {"workloads", std::move(workloads)}};
     std::vector<std::string> names;
     for (const auto& w : problem.workloads) names.push_back(w.name);
     client->evaluate(request, names, req.settings, &out);
@@ -453,14 +472,15 @@ struct CudaEvaluator::Impl {
       for (const auto& d : (*it)->details) {
         if (!d) continue;
         if (d->key == "sm_mhz" || d->key == "mem_mhz" || d->key == "sm_max_mhz" ||
-            d->key == "temperature_c" || d->key == "power_w" ||
-            d->key == "clocks_event_reasons" || d->key == "clocks_throttle_reasons") {
+            d->key == "temperature_c" || d->key == "power_w" || d->key == "clocks_event_reasons" ||
+            d->key == "clocks_throttle_reasons") {
           out.clocks.push_back(kv(d->key, d->value));
           any = true;
         }
       }
       if (any) {
-        out.clocks.push_back(kv("clocks_source", "NVML, after the timed runs of " + (*it)->workload));
+        out.clocks.push_back(
+            kv("clocks_source", "NVML, after the timed runs of " + (*it)->workload));
         break;
       }
     }

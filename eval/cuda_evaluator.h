@@ -18,16 +18,16 @@
 #include <string>
 
 #include "eval/evaluator.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
 
 struct CudaEvaluatorOptions {
   // Compile cache root (as the host backend's); cubins go to its "cuda" folder.
   std::filesystem::path cache_dir;
-  std::filesystem::path worker_path;  // as HostEvaluatorOptions::worker_path
-  unsigned compile_jobs = 0;          // NVRTC compiles at once; 0: hardware_concurrency
-  std::string arch;                   // empty: the device's ("sm_90a" on the H200), else sm_90a
+  std::filesystem::path worker_path;   // as HostEvaluatorOptions::worker_path
+  unsigned compile_jobs = 0;           // NVRTC compiles at once; 0: hardware_concurrency
+  std::string arch;                    // empty: the device's ("sm_90a" on the H200), else sm_90a
   std::filesystem::path include_root;  // holds cuda/include/arc_cuda.h; empty: found
   double worker_start_timeout_s = 60;  // context creation + runtime kernels
   double peaks_timeout_s = 300;
@@ -40,7 +40,7 @@ struct CudaEvaluatorOptions {
 
 class CudaEvaluator final : public Evaluator {
  public:
-  explicit CudaEvaluator(const Problem& problem, CudaEvaluatorOptions options = {});
+  explicit CudaEvaluator(const problem::Problem& problem, CudaEvaluatorOptions options = {});
   ~CudaEvaluator() override;
   CudaEvaluator(const CudaEvaluator&) = delete;
   CudaEvaluator& operator=(const CudaEvaluator&) = delete;
@@ -49,7 +49,7 @@ class CudaEvaluator final : public Evaluator {
   // "cuda: NVIDIA H200 (sm_90, 132 SMs, ...), NVRTC 13.0, sm_90a" or "cuda: no CUDA device (...)".
   std::string device() const override;
   Result<fb::PeaksMeasuredT> peaks() override;
-  fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) override;
+  fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override;
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;
 

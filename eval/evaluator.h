@@ -6,21 +6,21 @@
 #include <memory>
 #include <string>
 
-#include "eval/candidate.h"
+#include "base/status.h"
 #include "events/events_generated.h"
-#include "events/status.h"
+#include "problem/candidate.h"
 
 namespace arc::eval {
 
 // How a candidate is checked and timed. Defaults follow DESIGN.md §6.
 struct EvalSettings {
-  uint32_t rounds = 5;          // correctness rounds, each with fresh random inputs
-  uint32_t warmup = 10;         // untimed runs before timing
-  uint32_t repetitions = 50;    // timed runs, one sample each
-  uint32_t buffer_sets = 3;     // input/output sets rotated so addresses change
-  double timeout_s = 30.0;      // watchdog per candidate; the worker is killed past it
+  uint32_t rounds = 5;              // correctness rounds, each with fresh random inputs
+  uint32_t warmup = 10;             // untimed runs before timing
+  uint32_t repetitions = 50;        // timed runs, one sample each
+  uint32_t buffer_sets = 3;         // input/output sets rotated so addresses change
+  double timeout_s = 30.0;          // watchdog per candidate; the worker is killed past it
   uint64_t memory_limit_mb = 4096;  // address-space limit of the worker process
-  bool flush_cache = true;      // evict caches before every timed repetition
+  bool flush_cache = true;          // evict caches before every timed repetition
   // How the CUDA evaluator times a repetition: "auto" (CUPTI activity spans where CUPTI works,
   // else CUDA events, with the reason recorded), "cuda_events", or "cupti" (a workload CUPTI
   // cannot time fails). The host evaluator always uses steady_clock.
@@ -28,7 +28,7 @@ struct EvalSettings {
 };
 
 struct EvalRequest {
-  Candidate candidate;
+  problem::Candidate candidate;
   std::string candidate_hash;
   uint64_t input_seed = 0;  // seeds the correctness inputs; taken from the log
   EvalSettings settings;
@@ -44,7 +44,7 @@ class Evaluator {
   // Peak bandwidth and compute measured on the device (for SOL bounds).
   virtual Result<fb::PeaksMeasuredT> peaks() = 0;
   // Compiles every variant of a candidate. Thread-safe: the guard calls it from its pool.
-  virtual fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) = 0;
+  virtual fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) = 0;
   // Checks and times a compiled candidate on every workload. One at a time per device.
   virtual fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                            const fb::CompileFinishedT& compiled) = 0;

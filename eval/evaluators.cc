@@ -8,6 +8,8 @@
 
 namespace arc::eval {
 
+using problem::Problem;
+
 std::filesystem::path default_cache_dir() {
   if (const char* c = std::getenv("ARC_CACHE"); c != nullptr && *c != '\0') return c;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
@@ -28,7 +30,8 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
   }
   if (choice.kind == "host") {
     if (problem.backend != "host") {
-      return Status::invalid_argument(problem.file.string() + ": field 'backend': the host "
+      return Status::invalid_argument(problem.file.string() +
+                                      ": field 'backend': the host "
                                       "evaluator runs \"host\" problems, got \"" +
                                       problem.backend + "\"");
     }
@@ -38,7 +41,8 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
   }
   if (choice.kind == "cuda") {
     if (problem.backend != "cuda") {
-      return Status::invalid_argument(problem.file.string() + ": field 'backend': the cuda "
+      return Status::invalid_argument(problem.file.string() +
+                                      ": field 'backend': the cuda "
                                       "evaluator runs \"cuda\" problems, got \"" +
                                       problem.backend + "\"");
     }
@@ -48,8 +52,9 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
   }
   if (choice.kind == "replay") {
     if (choice.replay_logs.empty() && !choice.replay_records) {
-      return Status::invalid_argument("--replay-from: the replay evaluator needs at least one "
-                                      "recorded run directory");
+      return Status::invalid_argument(
+          "--replay-from: the replay evaluator needs at least one "
+          "recorded run directory");
     }
     auto r = choice.replay_records
                  ? Result<std::unique_ptr<ReplayEvaluator>>(
@@ -67,8 +72,9 @@ Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
     }
     return std::unique_ptr<Evaluator>(std::move(r.value()));
   }
-  return Status::invalid_argument("--evaluator: expected \"auto\", \"host\", \"cuda\" or \"replay\", got \"" +
-                                  choice.kind + "\"");
+  return Status::invalid_argument(
+      "--evaluator: expected \"auto\", \"host\", \"cuda\" or \"replay\", got \"" + choice.kind +
+      "\"");
 }
 
 }  // namespace arc::eval

@@ -13,14 +13,18 @@
 
 #include <unistd.h>
 
+#include "base/sha256.h"
 #include "eval/subprocess.h"
-#include "storage/sha256.h"
 
 #ifndef ARC_SOURCE_DIR
 #define ARC_SOURCE_DIR ""
 #endif
 
 namespace arc::eval {
+
+using problem::Family;
+using problem::Problem;
+using problem::Variant;
 namespace {
 
 namespace fs = std::filesystem;
@@ -95,7 +99,6 @@ std::string join_names(const std::vector<std::string>& names) {
   return s.empty() ? "none" : s;
 }
 
-
 class SlotGuard {
  public:
   explicit SlotGuard(std::counting_semaphore<>& s) : s_(s) { s_.acquire(); }
@@ -119,8 +122,8 @@ struct HostCompiler::Impl {
   HostCompilerOptions options;
   fs::path include_root;
   std::string version;
-  std::string abi;        // eval/host_abi.h bytes: part of every key
-  std::string abi_error;  // why the ABI header could not be read
+  std::string abi;                  // eval/host_abi.h bytes: part of every key
+  std::string abi_error;            // why the ABI header could not be read
   std::counting_semaphore<> slots;  // compilers running at once, over every caller
   std::mutex locks_mu;
   std::map<std::string, std::shared_ptr<std::mutex>> key_locks;
@@ -185,7 +188,7 @@ struct HostCompiler::Impl {
       key_material.push_back('\0');
       key_material += *part;
     }
-    const std::string key = storage::sha256_hex(key_material);
+    const std::string key = arc::sha256_hex(key_material);
 
     auto lock_ptr = key_lock(key);
     std::lock_guard key_guard(*lock_ptr);  // one compile per key at a time; others wait, then hit
@@ -260,7 +263,7 @@ struct HostCompiler::Impl {
     c.seconds = run->seconds;
     c.log = run->output;
     if (!c.log.empty()) {
-      c.log_ref = storage::sha256_hex(c.log);
+      c.log_ref = arc::sha256_hex(c.log);
       const fs::path log_path = options.cache_dir / (c.log_ref + ".log");
       if (!fs::exists(log_path, ec)) (void)write_file_atomic(log_path, c.log);
     }

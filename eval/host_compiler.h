@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "eval/candidate.h"
-#include "eval/problem.h"
+#include "problem/candidate.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
 
@@ -67,10 +67,10 @@ class HostCompiler {
                               const std::map<std::string, std::string>& defines);
   // A variant of a problem: its family's source with the variant's knobs, or its free source.
   // Unknown families and knobs fail with a message naming them.
-  CompiledObject compile_variant(const Problem& problem, const Variant& variant);
+  CompiledObject compile_variant(const problem::Problem& problem, const problem::Variant& variant);
   // Several variants at once on up to `jobs` threads; results in the order given.
-  std::vector<CompiledObject> compile_variants(const Problem& problem,
-                                               const std::vector<Variant>& variants);
+  std::vector<CompiledObject> compile_variants(const problem::Problem& problem,
+                                               const std::vector<problem::Variant>& variants);
 
  private:
   struct Impl;

@@ -19,6 +19,11 @@
 #include "eval/worker_client.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
+using problem::Problem;
+using problem::Variant;
+using problem::Workload;
 namespace {
 
 namespace fs = std::filesystem;
@@ -42,7 +47,6 @@ fs::path default_host_cache_dir() {
   }
   return root / "host";
 }
-
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "eval/evaluator.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
 
@@ -40,7 +40,7 @@ struct HostEvaluatorOptions {
 
 class HostEvaluator final : public Evaluator {
  public:
-  explicit HostEvaluator(const Problem& problem, HostEvaluatorOptions options = {});
+  explicit HostEvaluator(const problem::Problem& problem, HostEvaluatorOptions options = {});
   ~HostEvaluator() override;
   HostEvaluator(const HostEvaluator&) = delete;
   HostEvaluator& operator=(const HostEvaluator&) = delete;
@@ -52,7 +52,7 @@ class HostEvaluator final : public Evaluator {
   Result<fb::PeaksMeasuredT> peaks() override;
   // variants: the candidate's distinct variants (base, then gates in workload order), each
   // with object_ref = its cache key.
-  fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) override;
+  fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override;
   // Every workload COMPILE_ERROR without a worker call when a variant failed to compile.
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;

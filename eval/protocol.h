@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>  // Result<json> needs the complete type
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::eval {
 

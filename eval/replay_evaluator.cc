@@ -5,6 +5,8 @@
 #include "storage/journal.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
 namespace {
 
 uint64_t splitmix(uint64_t& s) {

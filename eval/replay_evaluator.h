@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "eval/evaluator.h"
-#include "events/status.h"
 
 namespace arc::eval {
 
@@ -45,7 +45,7 @@ class ReplayEvaluator : public Evaluator {
   std::string name() const override { return "replay"; }
   std::string device() const override { return records_->device; }
   Result<fb::PeaksMeasuredT> peaks() override;
-  fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) override;
+  fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override;
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;
 

@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::eval {
 

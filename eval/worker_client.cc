@@ -1,11 +1,11 @@
 #include "eval/worker_client.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <set>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <signal.h>
@@ -16,6 +16,10 @@
 #include "eval/subprocess.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
+using problem::Variant;
+using problem::Workload;
 namespace {
 
 namespace fs = std::filesystem;
@@ -47,7 +51,6 @@ bool wait_exit(pid_t pid, Deadline deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
-
 
 }  // namespace
 
@@ -138,7 +141,6 @@ class WorkerProcess {
 
 namespace {
 
-
 // A number, or "inf", "-inf", "nan" (how the worker sends what JSON cannot hold); `fallback`
 // when absent. Throws json::exception on anything else.
 double number(const json& j, const char* key, double fallback) {
@@ -187,8 +189,7 @@ std::unique_ptr<fb::WorkloadEvaluationT> workload_from_json(const json& j) {
 }  // namespace
 
 std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,
-                                                       fb::WorkloadStatus status,
-                                                       std::string error,
+                                                       fb::WorkloadStatus status, std::string error,
                                                        const std::string& method) {
   auto w = std::make_unique<fb::WorkloadEvaluationT>();
   w->workload = name;
@@ -251,9 +252,7 @@ Status WorkerClient::ensure(uint64_t memory_limit_mb) {
 
 bool WorkerClient::running() const { return worker_ != nullptr; }
 
-uint64_t WorkerClient::memory_limit_mb() const {
-  return worker_ ? worker_->memory_limit_mb() : 0;
-}
+uint64_t WorkerClient::memory_limit_mb() const { return worker_ ? worker_->memory_limit_mb() : 0; }
 
 const json& WorkerClient::ready() const {
   static const json empty = json::object();
@@ -272,7 +271,8 @@ Result<json> WorkerClient::call(const json& request, const std::string& reply_op
   Status s = write_message(worker_->to_worker(), request, deadline);
   Result<json> reply = s ? read_message(worker_->from_worker(), deadline) : Result<json>(s);
   if (!reply || reply->value("op", "") != reply_op) {
-    std::string why = reply ? "it replied " + reply->dump().substr(0, 400) : reply.status().to_string();
+    std::string why =
+        reply ? "it replied " + reply->dump().substr(0, 400) : reply.status().to_string();
     lose();
     return Status::unavailable(why);
   }
@@ -280,10 +280,10 @@ Result<json> WorkerClient::call(const json& request, const std::string& reply_op
 }
 
 void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
-                             std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
-                             const std::vector<std::string>& workloads, int current,
-                             const std::string& phase, const std::optional<json>& fatal,
-                             const Status& why, const EvalSettings& settings) {
+                               std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
+                               const std::vector<std::string>& workloads, int current,
+                               const std::string& phase, const std::optional<json>& fatal,
+                               const Status& why, const EvalSettings& settings) {
   const bool timed_out = why.code() == Status::Code::kTimeout;
   const bool eof = why.code() == Status::Code::kUnavailable;
   const uint64_t limit_mb = worker_->enforced_memory_limit_mb();
@@ -349,7 +349,6 @@ void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
   }
 }
 
-
 void WorkerClient::evaluate(const json& request, const std::vector<std::string>& workloads,
                             const EvalSettings& settings, fb::CandidateEvaluatedT* out) {
   const auto deadline = deadline_after(settings.timeout_s);
@@ -396,7 +395,8 @@ void WorkerClient::evaluate(const json& request, const std::vector<std::string>&
       }
     } catch (const json::exception& e) {
       out->workloads.clear();
-      worker_lost(out, done, workloads, current, phase, fatal, Status::corruption(e.what()), settings);
+      worker_lost(out, done, workloads, current, phase, fatal, Status::corruption(e.what()),
+                  settings);
       return;
     }
   }

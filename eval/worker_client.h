@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/evaluator.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
 
@@ -58,9 +58,9 @@ class WorkerClient {
  private:
   void worker_lost(fb::CandidateEvaluatedT* out,
                    std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
-                   const std::vector<std::string>& workloads, int current,
-                   const std::string& phase, const std::optional<nlohmann::json>& fatal,
-                   const Status& why, const EvalSettings& settings);
+                   const std::vector<std::string>& workloads, int current, const std::string& phase,
+                   const std::optional<nlohmann::json>& fatal, const Status& why,
+                   const EvalSettings& settings);
 
   WorkerClientOptions options_;
   std::unique_ptr<WorkerProcess> worker_;
@@ -73,16 +73,16 @@ std::filesystem::path default_worker_path();
 
 // A candidate's distinct variants: the base, then each workload's in problem order, then gates
 // naming no workload (they still must build).
-std::vector<Variant> distinct_variants(const Candidate& c, const std::vector<Workload>& workloads);
+std::vector<problem::Variant> distinct_variants(const problem::Candidate& c,
+                                                const std::vector<problem::Workload>& workloads);
 
 // The compile result of a candidate whose compilation threw: not ok, the error on its base.
-fb::CompileFinishedT compile_failure(const Candidate& c, const std::string& hash,
+fb::CompileFinishedT compile_failure(const problem::Candidate& c, const std::string& hash,
                                      const std::string& error);
 
 // A result made up by the parent: name, status, error, and the method.
 std::unique_ptr<fb::WorkloadEvaluationT> make_workload(const std::string& name,
-                                                       fb::WorkloadStatus status,
-                                                       std::string error,
+                                                       fb::WorkloadStatus status, std::string error,
                                                        const std::string& method = "steady_clock");
 
 }  // namespace arc::eval

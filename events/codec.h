@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "events/events_generated.h"
-#include "events/status.h"
 
 namespace arc::events {
 

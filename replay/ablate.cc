@@ -150,7 +150,9 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   choice.replay_logs = o.measurements;
   choice.replay_records = records;
   choice.resample_seed = seed;
-  ro.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  ro.make_evaluator = [choice](const problem::Problem& p) {
+    return eval::make_evaluator(choice, p);
+  };
   std::vector<events::Event> log;
   if (!o.logs_on_disk) {
     // Called from the journal actor only, in seq order.
@@ -338,7 +340,8 @@ std::string to_table(const AblationReport& r) {
   os << std::left << std::setw(14) << "config";
   for (uint32_t b : r.budgets) os << std::right << std::setw(9) << ("@" + std::to_string(b));
   os << std::setw(26) << "ratio [95% CI]" << std::setw(8) << "gsd" << std::setw(18)
-     << "to 90/95/99%" << std::setw(11) << "unanswered" << "\n";
+     << "to 90/95/99%" << std::setw(11) << "unanswered"
+     << "\n";
   for (const auto& c : r.configs) {
     os << std::left << std::setw(14) << c.name << std::right;
     for (double g : c.geomean_at) os << std::setw(8) << g << "x";
@@ -347,8 +350,9 @@ std::string to_table(const AblationReport& r) {
        << c.ratio_high << "]";
     std::ostringstream reach;
     for (size_t i = 0; i < c.to_reach.size(); ++i) {
-      reach << (i ? "/" : "") << (c.to_reach[i] < 0 ? std::string("-")
-                                                    : std::to_string(static_cast<int>(c.to_reach[i])));
+      reach << (i ? "/" : "")
+            << (c.to_reach[i] < 0 ? std::string("-")
+                                  : std::to_string(static_cast<int>(c.to_reach[i])));
     }
     os << std::setw(26) << ci.str() << std::setw(8) << c.gsd << std::setw(18) << reach.str()
        << std::setw(11) << c.unanswered << "\n";

@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "actors/campaign_config.h"
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::replay {
 
@@ -35,7 +35,7 @@ struct AblationOptions {
   std::vector<AblationConfig> configs;
   uint32_t seeds = 5;
   std::vector<uint32_t> budgets = {25, 50, 100, 200};
-  uint32_t bootstrap = 2000;  // resamples for the confidence intervals
+  uint32_t bootstrap = 2000;       // resamples for the confidence intervals
   std::filesystem::path work_dir;  // scratch; removed afterwards
   // Campaigns run at once, each on its own actor system; 0 = hardware concurrency. The report
   // does not depend on it: every campaign is a pure function of its configuration and seed.
@@ -51,13 +51,13 @@ struct ConfigResult {
   std::vector<std::string> changes;
   // Per seed: best score after each budget (the final best if the campaign stopped earlier).
   std::vector<std::vector<double>> best_at;
-  std::vector<double> geomean_at;           // per budget
+  std::vector<double> geomean_at;                   // per budget
   double ratio = 1, ratio_low = 1, ratio_high = 1;  // vs the first configuration, last budget
-  double gsd = 1;                           // geometric standard-deviation factor, last budget
+  double gsd = 1;  // geometric standard-deviation factor, last budget
   // Per quantile (0.90, 0.95, 0.99): median over seeds of candidates needed; -1 = not reached
   // by at least half of the seeds.
   std::vector<double> to_reach;
-  uint32_t unanswered = 0;                  // candidates without a recorded measurement
+  uint32_t unanswered = 0;  // candidates without a recorded measurement
   uint32_t candidates = 0;
 };
 

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_config.h"
-#include "eval/problem.h"
 #include "eval/worker.h"
+#include "problem/problem.h"
 #include "replay/summary.h"
 
 namespace arc::replay {
@@ -17,7 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double median_of(std::vector<double> v) { return v.empty() ? 0 : eval::summarize_samples(std::move(v)).median; }
+double median_of(std::vector<double> v) {
+  return v.empty() ? 0 : eval::summarize_samples(std::move(v)).median;
+}
 
 // The candidate the campaign proposed as its baseline (move "baseline"), from the log.
 std::string baseline_canonical(const std::vector<events::Event>& log) {
@@ -32,11 +34,13 @@ std::string baseline_canonical(const std::vector<events::Event>& log) {
 }  // namespace
 
 Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& options) {
-  if (options.rounds == 0) return Status::invalid_argument("--rounds: expected a positive integer, got 0");
+  if (options.rounds == 0)
+    return Status::invalid_argument("--rounds: expected a positive integer, got 0");
   auto log = read_run(run_dir);
   if (!log) return log.status();
   if (log->empty() || log->front().payload.type != fb::Payload::CampaignStarted) {
-    return Status::invalid_argument(run_dir.string() + ": the log does not begin with CampaignStarted");
+    return Status::invalid_argument(run_dir.string() +
+                                    ": the log does not begin with CampaignStarted");
   }
   const auto* started = log->front().payload.AsCampaignStarted();
   const CampaignSummary s = summarize(log.value());
@@ -47,18 +51,18 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
   if (base_text.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the log has no baseline proposal");
   }
-  auto problem = eval::load_problem(started->problem_dir);
+  auto problem = problem::load_problem(started->problem_dir);
   if (!problem) return problem.status();
   if (problem->hash != started->problem_hash) {
-    return Status::invalid_argument(started->problem_dir + ": the problem's files changed since the run (hash " +
-                                    problem->hash.substr(0, 12) + ", logged " +
-                                    started->problem_hash.substr(0, 12) + ")");
+    return Status::invalid_argument(
+        started->problem_dir + ": the problem's files changed since the run (hash " +
+        problem->hash.substr(0, 12) + ", logged " + started->problem_hash.substr(0, 12) + ")");
   }
   auto config = actors::parse_campaign(started->config_text, started->config_path);
   if (!config) return config.status();
-  auto baseline = eval::Candidate::from_canonical(base_text);
+  auto baseline = problem::Candidate::from_canonical(base_text);
   if (!baseline) return baseline.status();
-  auto best = eval::Candidate::from_canonical(s.best_canonical);
+  auto best = problem::Candidate::from_canonical(s.best_canonical);
   if (!best) return best.status();
 
   auto evaluator = eval::make_evaluator(options.choice, problem.value());
@@ -77,7 +81,7 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
   c.rounds = options.rounds;
 
   struct Side {
-    const eval::Candidate* candidate;
+    const problem::Candidate* candidate;
     std::string hash;
     fb::CompileFinishedT compiled;
   };
@@ -92,7 +96,8 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
           break;
         }
       }
-      return Status::internal("candidate " + side.hash.substr(0, 12) + " no longer compiles: " + why);
+      return Status::internal("candidate " + side.hash.substr(0, 12) +
+                              " no longer compiles: " + why);
     }
   }
   for (const auto& w : problem->workloads) {
@@ -110,7 +115,8 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
                                       std::vector<double>(c.workloads.size(), 0.0)};
     for (int k = 0; k < 2; ++k) {
       const int side = (r % 2 == 0) ? k : 1 - k;
-      eval::EvalRequest req{*sides[side].candidate, sides[side].hash, input_seed, config->evaluation};
+      eval::EvalRequest req{*sides[side].candidate, sides[side].hash, input_seed,
+                            config->evaluation};
       fb::CandidateEvaluatedT result = ev.evaluate(req, sides[side].compiled);
       for (const auto& wr : result.workloads) {
         for (size_t i = 0; i < c.workloads.size(); ++i) {
@@ -185,15 +191,18 @@ nlohmann::json to_json(const Confirmation& c) {
 std::string to_table(const Confirmation& c) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%s: baseline %s vs best %s, %u rounds in pairs (alternating order), on %s\n",
-                c.problem.c_str(), c.baseline_hash.substr(0, 12).c_str(), c.best_hash.substr(0, 12).c_str(),
-                c.rounds, c.device.c_str());
+  std::snprintf(line, sizeof line,
+                "%s: baseline %s vs best %s, %u rounds in pairs (alternating order), on %s\n",
+                c.problem.c_str(), c.baseline_hash.substr(0, 12).c_str(),
+                c.best_hash.substr(0, 12).c_str(), c.rounds, c.device.c_str());
   out += line;
   if (c.best_is_baseline) {
-    out += "nothing was kept: the best is the baseline, so the ratios show the measurement's own spread\n";
+    out +=
+        "nothing was kept: the best is the baseline, so the ratios show the measurement's own "
+        "spread\n";
   }
-  std::snprintf(line, sizeof line, "  %-26s %12s %12s %9s %9s %9s %9s\n", "workload", "baseline", "best",
-                "speedup", "min", "max", "logged");
+  std::snprintf(line, sizeof line, "  %-26s %12s %12s %9s %9s %9s %9s\n", "workload", "baseline",
+                "best", "speedup", "min", "max", "logged");
   out += line;
   for (const auto& w : c.workloads) {
     if (w.status != "OK") {

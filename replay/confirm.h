@@ -14,25 +14,25 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/status.h"
 #include "eval/evaluators.h"
-#include "events/status.h"
 
 namespace arc::replay {
 
 struct ConfirmOptions {
-  uint32_t rounds = 5;          // pairs of evaluations (baseline, best)
+  uint32_t rounds = 5;           // pairs of evaluations (baseline, best)
   eval::EvaluatorChoice choice;  // default: the problem's backend
 };
 
 struct WorkloadConfirmation {
   std::string workload;
-  std::string status = "OK";           // the first status that was not OK in any evaluation
-  std::string error;                   // its message
-  std::vector<double> baseline_ns;     // median of each round's baseline evaluation
-  std::vector<double> best_ns;         // median of each round's best evaluation
-  std::vector<double> ratios;          // baseline_ns[r] / best_ns[r]
+  std::string status = "OK";        // the first status that was not OK in any evaluation
+  std::string error;                // its message
+  std::vector<double> baseline_ns;  // median of each round's baseline evaluation
+  std::vector<double> best_ns;      // median of each round's best evaluation
+  std::vector<double> ratios;       // baseline_ns[r] / best_ns[r]
   double median_ratio = 0, min_ratio = 0, max_ratio = 0;
-  double logged_speedup = 0;           // what the campaign's own evaluations gave
+  double logged_speedup = 0;  // what the campaign's own evaluations gave
 };
 
 struct Confirmation {
@@ -45,7 +45,8 @@ struct Confirmation {
   double geomean_median_ratio = 0;  // over the workloads whose every evaluation was OK
 };
 
-Result<Confirmation> confirm_run(const std::filesystem::path& run_dir, const ConfirmOptions& options);
+Result<Confirmation> confirm_run(const std::filesystem::path& run_dir,
+                                 const ConfirmOptions& options);
 
 nlohmann::json to_json(const Confirmation& c);
 std::string to_table(const Confirmation& c);

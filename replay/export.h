@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "events/codec.h"
-#include "events/status.h"
 
 namespace arc::replay {
 

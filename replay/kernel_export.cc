@@ -115,14 +115,14 @@ std::string escape_c(const std::string& s) {
   return out;
 }
 
-int index_of(const std::vector<eval::TensorSpec>& ts, const std::string& name) {
+int index_of(const std::vector<problem::TensorSpec>& ts, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].name == name) return static_cast<int>(i);
   }
   return -1;
 }
 
-std::string gen_header(const eval::Problem& p, const std::string& name) {
+std::string gen_header(const problem::Problem& p, const std::string& name) {
   std::ostringstream h;
   h << "/* KernelArc export of problem " << p.name << ": " << p.description << "\n";
   h << " * Inputs, in order:";
@@ -161,7 +161,7 @@ std::string gen_header(const eval::Problem& p, const std::string& name) {
 
 }  // namespace
 
-std::string export_name(const eval::Problem& p) {
+std::string export_name(const problem::Problem& p) {
   std::string n = p.name;
   for (char& c : n) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
@@ -171,7 +171,7 @@ std::string export_name(const eval::Problem& p) {
 }
 
 Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
-  const eval::Problem& p = *in.problem;
+  const problem::Problem& p = *in.problem;
   if (p.backend != "cuda") {
     return Status::invalid_argument("problem " + p.name + " has backend \"" + p.backend +
                                     "\": expected a CUDA problem (--format cuda and "
@@ -179,10 +179,10 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   }
   const std::string name = export_name(p);
   // Distinct variants: the base first, then each gate's in workload order.
-  std::vector<eval::Variant> variants = {in.candidate.base};
+  std::vector<problem::Variant> variants = {in.candidate.base};
   std::map<std::string, size_t> variant_of;  // workload -> index
   for (const auto& w : p.workloads) {
-    const eval::Variant& v = in.candidate.variant_for(w.name);
+    const problem::Variant& v = in.candidate.variant_for(w.name);
     auto it = std::find(variants.begin(), variants.end(), v);
     if (it == variants.end()) {
       variants.push_back(v);
@@ -190,10 +190,10 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     }
     variant_of[w.name] = static_cast<size_t>(it - variants.begin());
   }
-  std::vector<const eval::Family*> families;
+  std::vector<const problem::Family*> families;
   bool uses_lt = false;
   for (const auto& v : variants) {
-    const eval::Family* f = p.family(v.family);
+    const problem::Family* f = p.family(v.family);
     if (f == nullptr) {
       return Status::invalid_argument("variant " + v.key() +
                                       ": no family to take its launches from in problem " + p.name);
@@ -231,8 +231,8 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
      << abi.value() << "\n";
 
   for (size_t i = 0; i < variants.size(); ++i) {
-    const eval::Variant& v = variants[i];
-    const eval::Family& f = *families[i];
+    const problem::Variant& v = variants[i];
+    const problem::Family& f = *families[i];
     if (!f.library.empty() && v.source.empty()) continue;
     auto src_it = in.family_sources.find(f.name);
     if (v.source.empty() && src_it == in.family_sources.end()) {
@@ -276,7 +276,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
           "  int tile, stages, splitk, reduction, swizzle;\n  int heur;\n  const char* "
           "recorded;\n};\n";
     for (size_t i = 0; i < variants.size(); ++i) {
-      const eval::Family& f = *families[i];
+      const problem::Family& f = *families[i];
       if (f.library.empty() || !variants[i].source.empty()) continue;
       std::map<std::string, std::string> knobs;
       for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
@@ -396,7 +396,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
     }
     return s;
   };
-  auto knob_locals = [](const eval::Family& f, const eval::Variant& v) {
+  auto knob_locals = [](const problem::Family& f, const problem::Variant& v) {
     std::map<std::string, std::string> knobs;
     for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
     for (const auto& [k, val] : v.knobs) knobs[k] = val;
@@ -410,7 +410,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
   cu << "extern \"C\" size_t " << name << "_workspace_bytes(const long long* axes) {\n"
      << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
-    const eval::Family& f = *families[i];
+    const problem::Family& f = *families[i];
     cu << "    case " << i << ": {\n" << knob_locals(f, variants[i]);
     if (!f.library.empty() && variants[i].source.empty()) {
       cu << "      return arc_lt_workspace;\n    }\n";
@@ -432,7 +432,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
      << ";\n  a.n_out = " << p.outputs.size() << ";\n  a.n_axes = " << p.axes.size() << ";\n"
      << "  cudaError_t err = cudaSuccess;\n  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
-    const eval::Family& f = *families[i];
+    const problem::Family& f = *families[i];
     cu << "    case " << i << ": {  // " << variants[i].key() << "\n"
        << knob_locals(f, variants[i]);
     if (!f.library.empty() && variants[i].source.empty()) {
@@ -480,7 +480,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
 Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& in) {
   auto files = export_cuda(in);
   if (!files) return files.status();
-  const eval::Problem& p = *in.problem;
+  const problem::Problem& p = *in.problem;
   const std::string name = export_name(p);
   bool uses_lt = files.value()[1].content.find("#include <cublasLt.h>") != std::string::npos;
 
@@ -581,7 +581,7 @@ Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::str
   if (s.best_canonical.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the run has no kept candidate to export");
   }
-  auto problem = eval::load_problem(started->problem_dir);
+  auto problem = problem::load_problem(started->problem_dir);
   if (!problem) return problem.status();
   if (problem->hash != started->problem_hash) {
     return Status::invalid_argument(started->problem_dir +
@@ -590,9 +590,9 @@ Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::str
                                     problem->hash.substr(0, 12) + ", logged " +
                                     started->problem_hash.substr(0, 12) + ")");
   }
-  auto cand = eval::Candidate::from_canonical(s.best_canonical);
+  auto cand = problem::Candidate::from_canonical(s.best_canonical);
   if (!cand) return cand.status();
-  auto sources = eval::read_family_sources(problem.value());
+  auto sources = problem::read_family_sources(problem.value());
   if (!sources) return sources.status();
   KernelExportInput in;
   in.problem = &problem.value();

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/problem.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "problem/problem.h"
 
 namespace arc::replay {
 
@@ -29,8 +29,8 @@ struct ExportedFile {
 };
 
 struct KernelExportInput {
-  const eval::Problem* problem = nullptr;
-  eval::Candidate candidate;
+  const problem::Problem* problem = nullptr;
+  problem::Candidate candidate;
   std::string candidate_hash;
   std::map<std::string, std::string> family_sources;  // family name -> source text
   std::map<std::string, std::string> plans;  // workload -> recorded cuBLASLt plan description
@@ -39,7 +39,7 @@ struct KernelExportInput {
 
 // The identifier files and functions are named after: the problem name with every character
 // that is not a letter, digit or '_' replaced by '_'.
-std::string export_name(const eval::Problem& p);
+std::string export_name(const problem::Problem& p);
 
 Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in);
 Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& in);

@@ -14,17 +14,16 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started) {
   for (const auto& kv : started.overrides) {
     if (kv->key == "seed") c.seed = std::stoull(kv->value);
     if (kv->key == "budget") c.budget = static_cast<uint32_t>(std::stoul(kv->value));
-    if (kv->key == "mode") c.mode = kv->value == "async" ? actors::Mode::kAsync
-                                                         : actors::Mode::kLockstep;
+    if (kv->key == "mode")
+      c.mode = kv->value == "async" ? actors::Mode::kAsync : actors::Mode::kLockstep;
     c.overrides[kv->key] = kv->value;
   }
-  auto problem = eval::load_problem(started.problem_dir);
+  auto problem = problem::load_problem(started.problem_dir);
   if (!problem) return problem.status();
   if (problem->hash != started.problem_hash) {
-    return Status::invalid_argument("problem " + started.problem_dir +
-                                    ": its files changed since the run (hash " +
-                                    problem->hash.substr(0, 12) + ", logged " +
-                                    started.problem_hash.substr(0, 12) + ")");
+    return Status::invalid_argument(
+        "problem " + started.problem_dir + ": its files changed since the run (hash " +
+        problem->hash.substr(0, 12) + ", logged " + started.problem_hash.substr(0, 12) + ")");
   }
   auto skills = skills::load_skills(c.skills);
   if (!skills) return skills.status();
@@ -33,8 +32,8 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started) {
 }
 
 Result<std::unique_ptr<storage::Journal>> open_run_log(const std::filesystem::path& run_dir) {
-  auto dir = std::filesystem::exists(actors::log_dir_of(run_dir)) ? actors::log_dir_of(run_dir)
-                                                                   : run_dir;
+  auto dir =
+      std::filesystem::exists(actors::log_dir_of(run_dir)) ? actors::log_dir_of(run_dir) : run_dir;
   if (!std::filesystem::exists(dir)) {
     return Status::not_found(run_dir.string() + ": no such run directory");
   }

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "actors/campaign_config.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 #include "storage/journal.h"
 
@@ -15,7 +15,7 @@ namespace arc::replay {
 struct Reconstructed {
   fb::CampaignStartedT started;
   actors::CampaignConfig config;
-  eval::Problem problem;
+  problem::Problem problem;
   std::vector<skills::Skill> skills;
 };
 

@@ -11,8 +11,8 @@
 
 #include "actors/view.h"
 #include "events/printer.h"
-#include "eval/candidate.h"
-#include "eval/problem.h"
+#include "problem/candidate.h"
+#include "problem/problem.h"
 #include "replay/reconstruct.h"
 
 namespace arc::replay {
@@ -87,7 +87,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
         s.device = p->device;
         s.seed = p->seed;
         s.budget = p->budget;
-        if (auto prob = eval::load_problem(p->problem_dir); prob) {
+        if (auto prob = problem::load_problem(p->problem_dir); prob) {
           for (const auto& w : prob->workloads) workloads.push_back(w.name);
         }
         view = actors::CampaignView(workloads);
@@ -125,7 +125,9 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
             ++s.keeps;
             a.best_score = std::max(a.best_score, p->score);
             break;
-          case fb::Verdict::REVERT: ++a.reverts; break;
+          case fb::Verdict::REVERT:
+            ++a.reverts;
+            break;
           case fb::Verdict::REJECT: {
             ++a.rejects;
             ++s.rejects;
@@ -141,7 +143,9 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
             ++a.rejects_by_status[status];
             break;
           }
-          case fb::Verdict::STOP: ++a.stops; break;
+          case fb::Verdict::STOP:
+            ++a.stops;
+            break;
         }
         break;
       }
@@ -250,9 +254,12 @@ nlohmann::json to_json(const CampaignSummary& s) {
   j["wins"] = s.wins;
   j["traps"] = s.traps;
   j["unanswered"] = s.unanswered;
-  j["best"] = {{"hash", s.best_hash},   {"score", s.best_score}, {"agent", s.best_agent},
-               {"move", s.best_move},   {"candidate", nlohmann::json::parse(
-                                              s.best_canonical.empty() ? "null" : s.best_canonical)}};
+  j["best"] = {
+      {"hash", s.best_hash},
+      {"score", s.best_score},
+      {"agent", s.best_agent},
+      {"move", s.best_move},
+      {"candidate", nlohmann::json::parse(s.best_canonical.empty() ? "null" : s.best_canonical)}};
   j["workloads"] = nlohmann::json::array();
   for (const auto& w : s.workloads) {
     j["workloads"].push_back({{"name", w.name},
@@ -302,25 +309,27 @@ std::string to_table(const CampaignSummary& s) {
   }
   os << "\n";
   os << std::left << std::setw(12) << "agent" << std::setw(14) << "skill" << std::right
-     << std::setw(6) << "cand" << std::setw(6) << "keep" << std::setw(8) << "revert"
-     << std::setw(8) << "reject" << std::setw(9) << "plateau" << std::setw(7) << "draft"
-     << std::setw(10) << "best" << "\n";
+     << std::setw(6) << "cand" << std::setw(6) << "keep" << std::setw(8) << "revert" << std::setw(8)
+     << "reject" << std::setw(9) << "plateau" << std::setw(7) << "draft" << std::setw(10) << "best"
+     << "\n";
   for (const auto& a : s.agents) {
     os << std::left << std::setw(12) << a.name << std::setw(14) << a.skill << std::right
        << std::setw(6) << a.candidates << std::setw(6) << a.keeps << std::setw(8) << a.reverts
        << std::setw(8) << a.rejects << std::setw(9) << a.plateaus << std::setw(7) << a.drafts
        << std::setw(9) << fmt(a.best_score, 3) << "x\n";
   }
-  os << "\n" << std::left << std::setw(16) << "workload" << std::right << std::setw(12)
-     << "baseline" << std::setw(12) << "best" << std::setw(10) << "speedup" << std::setw(12)
-     << "SOL bound" << std::setw(10) << "SOL score" << "\n";
+  os << "\n"
+     << std::left << std::setw(16) << "workload" << std::right << std::setw(12) << "baseline"
+     << std::setw(12) << "best" << std::setw(10) << "speedup" << std::setw(12) << "SOL bound"
+     << std::setw(10) << "SOL score"
+     << "\n";
   for (const auto& w : s.workloads) {
     os << std::left << std::setw(16) << w.name << std::right << std::setw(12)
        << fmt_ns(w.baseline_ns) << std::setw(12) << fmt_ns(w.best_ns) << std::setw(9)
        << fmt(w.speedup, 2) << "x" << std::setw(12) << fmt_ns(w.sol_ns) << std::setw(10)
        << fmt(w.sol_score, 3) << "\n";
   }
-  os << "\nbest " << eval::short_hash(s.best_hash) << " score " << fmt(s.best_score, 3)
+  os << "\nbest " << problem::short_hash(s.best_hash) << " score " << fmt(s.best_score, 3)
      << "x (geometric-mean speedup over the seed) by " << s.best_agent << " via " << s.best_move
      << "\n";
   return os.str();
@@ -337,14 +346,13 @@ std::string report_markdown(const CampaignSummary& s) {
   os << "| candidates | " << s.candidates << " (" << s.keeps << " kept, " << s.rejects
      << " rejected) |\n";
   os << "| wins / traps recorded | " << s.wins << " / " << s.traps << " |\n";
-  os << "| best | `" << eval::short_hash(s.best_hash) << "` score " << fmt(s.best_score, 3)
+  os << "| best | `" << problem::short_hash(s.best_hash) << "` score " << fmt(s.best_score, 3)
      << "x by " << s.best_agent << " (" << s.best_move << ") |\n\n";
   os << "## Workloads\n\n| workload | baseline | best | speedup | SOL bound | SOL score |\n"
         "|---|---:|---:|---:|---:|---:|\n";
   for (const auto& w : s.workloads) {
     os << "| " << w.name << " | " << fmt_ns(w.baseline_ns) << " | " << fmt_ns(w.best_ns) << " | "
-       << fmt(w.speedup, 2) << "x | " << fmt_ns(w.sol_ns) << " | " << fmt(w.sol_score, 3)
-       << " |\n";
+       << fmt(w.speedup, 2) << "x | " << fmt_ns(w.sol_ns) << " | " << fmt(w.sol_score, 3) << " |\n";
   }
   os << "\n## Agents\n\n| agent | skills | candidates | keep | revert | reject | plateaus | "
         "drafts | adoptions | best |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -399,16 +407,16 @@ Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSum
     std::ofstream out(run_dir / "best" / "candidate.json");
     out << nlohmann::json::parse(s.best_canonical).dump(2) << "\n";
   }
-  auto cand = eval::Candidate::from_canonical(s.best_canonical);
-  auto problem = eval::load_problem(s.problem_dir);
+  auto cand = problem::Candidate::from_canonical(s.best_canonical);
+  auto problem = problem::load_problem(s.problem_dir);
   if (!cand || !problem) return Status::ok();
-  auto write_variant = [&](const std::string& label, const eval::Variant& v) -> Status {
+  auto write_variant = [&](const std::string& label, const problem::Variant& v) -> Status {
     std::ostringstream src;
     src << "// KernelArc best implementation of " << s.problem << ", campaign " << s.campaign_id
         << "\n// variant " << v.key() << " (" << label << ")\n";
     if (!v.source.empty()) {
       src << v.source;
-    } else if (const eval::Family* f = problem->family(v.family); f != nullptr) {
+    } else if (const problem::Family* f = problem->family(v.family); f != nullptr) {
       for (const auto& [k, val] : v.knobs) src << "#define " << k << " " << val << "\n";
       std::ifstream in(f->source);
       src << in.rdbuf();

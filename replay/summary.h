@@ -9,14 +9,14 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/status.h"
 #include "events/codec.h"
-#include "events/status.h"
 
 namespace arc::replay {
 
 struct AgentSummary {
   std::string name;
-  std::string skill;          // current skill
+  std::string skill;  // current skill
   std::vector<std::string> skills_used;
   uint32_t candidates = 0;
   uint32_t keeps = 0;

@@ -15,8 +15,8 @@
 #include "actors/memory_core.h"
 #include "actors/plateau_core.h"
 #include "actors/view.h"
+#include "base/sha256.h"
 #include "replay/reconstruct.h"
-#include "storage/sha256.h"
 
 namespace arc::replay {
 namespace {
@@ -79,7 +79,7 @@ class Verifier {
     setup();
     for (const auto& a : rec_->config.agents) {
       if (a.backend == "builtin") continue;
-      auto sources = eval::read_family_sources(rec_->problem);
+      auto sources = problem::read_family_sources(rec_->problem);
       if (!sources) return fail(log.front().seq, sources.status().message());
       family_sources_ = std::move(sources.value());
       break;
@@ -109,7 +109,8 @@ class Verifier {
     // Pass 2: fold and compare.
     uint64_t expected_seq = log.front().seq;
     for (const auto& e : log) {
-      if (e.seq != expected_seq) return fail(e.seq, "seq gap: expected " + std::to_string(expected_seq));
+      if (e.seq != expected_seq)
+        return fail(e.seq, "seq gap: expected " + std::to_string(expected_seq));
       ++expected_seq;
       if (std::string why = check(e); !why.empty()) return fail(e.seq, why);
       apply(e);
@@ -137,7 +138,8 @@ class Verifier {
     std::vector<std::string> names;
     for (const auto& w : rec_->problem.workloads) names.push_back(w.name);
     view_ = std::make_unique<actors::CampaignView>(names);
-    memory_ = std::make_unique<actors::MemoryCore>(actors::MemoryBounds{c.wins_bound, c.traps_bound});
+    memory_ =
+        std::make_unique<actors::MemoryCore>(actors::MemoryBounds{c.wins_bound, c.traps_bound});
     actors::GuardConfig gc{c.margin, c.budget, rec_->problem.kernel_type, names};
     guard_ = std::make_unique<actors::GuardCore>(gc);
     plateau_ = std::make_unique<actors::PlateauCore>(
@@ -183,9 +185,11 @@ class Verifier {
         expected_conclusion_.reset();
         const auto* got = e.payload.AsConclusionRecorded();
         if (want.kind != got->kind || want.move != got->move || want.why != got->why ||
-            want.candidate_hash != got->candidate_hash || !close_enough(want.speedup, got->speedup)) {
-          return "conclusion differs: re-derived " + std::string(fb::EnumNameConclusionKind(want.kind)) +
-                 " " + want.move + ", logged " + fb::EnumNameConclusionKind(got->kind) + " " + got->move;
+            want.candidate_hash != got->candidate_hash ||
+            !close_enough(want.speedup, got->speedup)) {
+          return "conclusion differs: re-derived " +
+                 std::string(fb::EnumNameConclusionKind(want.kind)) + " " + want.move +
+                 ", logged " + fb::EnumNameConclusionKind(got->kind) + " " + got->move;
         }
         return "";
       }
@@ -225,8 +229,9 @@ class Verifier {
     }
     const std::string& agent = e.actor;
     auto& q = pending_[agent];
-    if (q.empty()) return "agent " + agent + ": " + events::payload_name(e.payload.type) +
-                          " without a view to derive it from";
+    if (q.empty())
+      return "agent " + agent + ": " + events::payload_name(e.payload.type) +
+             " without a view to derive it from";
     auto& [expected, pos] = q.front();
     if (pos >= expected.size()) return "agent " + agent + ": unexpected extra event";
     const events::Event& want = expected[pos];
@@ -249,13 +254,13 @@ class Verifier {
         break;
       default:
         same = *want.payload.AsCandidateProposed() == *e.payload.AsCandidateProposed();
-        detail = "re-derived " + proposal_text(*want.payload.AsCandidateProposed()) +
-                 "; logged " + proposal_text(*e.payload.AsCandidateProposed());
+        detail = "re-derived " + proposal_text(*want.payload.AsCandidateProposed()) + "; logged " +
+                 proposal_text(*e.payload.AsCandidateProposed());
         if (same) ++report_.proposals;
         break;
     }
-    if (!same) return "agent " + agent + ": " + events::payload_name(e.payload.type) +
-                      " differs: " + detail;
+    if (!same)
+      return "agent " + agent + ": " + events::payload_name(e.payload.type) + " differs: " + detail;
     if (++pos == expected.size()) q.pop_front();
     return "";
   }
@@ -272,7 +277,7 @@ class Verifier {
       return "agent " + x->agent + ": exchange view_seq " + std::to_string(x->view_seq) +
              " re-derived as " + std::to_string(req.view_seq);
     }
-    if (storage::sha256_hex(req.prompt) != x->prompt_ref) {
+    if (arc::sha256_hex(req.prompt) != x->prompt_ref) {
       return "agent " + x->agent + ": the logged prompt " + x->prompt_ref.substr(0, 12) +
              " differs from the one re-built from view " + std::to_string(req.view_seq);
     }
@@ -349,8 +354,8 @@ class Verifier {
     if (e.payload.type == fb::Payload::AgentSpawned) {
       const auto* p = e.payload.AsAgentSpawned();
       const auto& c = rec_->config;
-      actors::AgentSetup setup{p->agent, p->index, c.agents[p->index].skill, c.seed, c.drafting,
-                               c.sibling_inspection};
+      actors::AgentSetup setup{p->agent, p->index,   c.agents[p->index].skill,
+                               c.seed,   c.drafting, c.sibling_inspection};
       const std::string& backend = c.agents[p->index].backend;
       if (backend == "builtin") {
         agents_.emplace(p->agent,

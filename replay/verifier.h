@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "events/codec.h"
-#include "events/status.h"
 
 namespace arc::replay {
 
 struct VerifyReport {
   bool ok = false;
   uint64_t events = 0;
-  uint64_t proposals = 0;   // agent proposals re-derived
-  uint64_t decisions = 0;   // decisions re-derived
+  uint64_t proposals = 0;  // agent proposals re-derived
+  uint64_t decisions = 0;  // decisions re-derived
   uint64_t plateaus = 0;
   uint64_t exchanges = 0;       // llm/exec exchanges re-derived from their logged replies
   uint64_t divergence_seq = 0;  // first divergence (0: none)

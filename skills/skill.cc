@@ -11,7 +11,7 @@
 
 #include <toml++/toml.h>
 
-#include "events/toml_text.h"
+#include "base/toml_text.h"
 
 namespace arc::skills {
 namespace {
@@ -23,7 +23,6 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
 }
-
 
 bool any_match(const std::vector<std::string>& patterns, const std::string& text) {
   return std::any_of(patterns.begin(), patterns.end(),

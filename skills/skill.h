@@ -5,8 +5,8 @@
 //   name         = "tiling"                      # must equal the folder name
 //   description  = "one line"
 //   kernel_types = ["gemm", "softmax"]           # eligible kernel types; ["*"] for all
-//   knobs        = ["TILE*", "BLOCK_*"]          # glob patterns over family knob names it may touch
-//   families     = ["*"]                         # glob patterns over family names it may use
+//   knobs        = ["TILE*", "BLOCK_*"]          # glob patterns over family knob names it may
+//   touch families     = ["*"]                         # glob patterns over family names it may use
 //   [moves]                                      # move kind -> weight (> 0); kinds below
 //   neighbour = 4
 //   jump = 1
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc::skills {
 

@@ -5,8 +5,8 @@
 
 #include <rocksdb/db.h>
 
+#include "base/sha256.h"
 #include "storage/journal.h"
-#include "storage/sha256.h"
 
 namespace arc::storage {
 namespace {

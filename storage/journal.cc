@@ -25,7 +25,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 namespace arc::storage {
 namespace {

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "events/codec.h"
-#include "events/status.h"
 
 namespace rocksdb {
 class DB;

@@ -46,7 +46,8 @@ arc::events::Event sample_event(uint64_t i) {
   p.skill = "tiling";
   p.move = "knob:TILE_M=" + std::to_string(8 << (i % 4));
   p.view_seq = i;
-  p.canonical = R"({"base":{"family":"blocked","knobs":{"TILE_K":"32","TILE_M":"64","TILE_N":"64"}}})";
+  p.canonical =
+      R"({"base":{"family":"blocked","knobs":{"TILE_K":"32","TILE_M":"64","TILE_N":"64"}}})";
   return arc::events::make_event("agent", std::move(p));
 }
 
@@ -71,7 +72,8 @@ double bench_appends(const fs::path& dir, arc::storage::Durability d, uint64_t n
 std::string campaign_text(const fs::path& problem, uint32_t budget, const char* durability) {
   return "[campaign]\nname = \"bench\"\nproblem = \"" + problem.string() +
          "\"\nseed = 11\nbudget = " + std::to_string(budget) +
-         "\nmode = \"lockstep\"\nglobal_plateau = 0\ndurability = \"" + durability + "\"\n"
+         "\nmode = \"lockstep\"\nglobal_plateau = 0\ndurability = \"" + durability +
+         "\"\n"
          "[evaluation]\nrounds = 1\nwarmup = 0\nrepetitions = 3\nbuffer_sets = 1\n"
          "flush_cache = false\n"
          "[plateau]\nwindow = 8\n"
@@ -93,7 +95,7 @@ fs::path run(const fs::path& work, const std::string& name, const std::string& t
   }
   arc::actors::RunOptions o;
   o.run_dir = work / name;
-  o.make_evaluator = [choice](const arc::eval::Problem& p) {
+  o.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
   auto prepared = arc::actors::prepare_campaign(std::move(config.value()), o);
@@ -321,9 +323,9 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  fs::path work = work_dir.empty() ? fs::temp_directory_path() /
-                                         ("arc-bench-" + std::to_string(::getpid()))
-                                   : fs::path(work_dir);
+  fs::path work = work_dir.empty()
+                      ? fs::temp_directory_path() / ("arc-bench-" + std::to_string(::getpid()))
+                      : fs::path(work_dir);
   fs::remove_all(work);
   fs::create_directories(work);
   if (ablate) {
@@ -334,10 +336,10 @@ int main(int argc, char** argv) {
   }
 
   std::printf("# KernelArc orchestration benchmark\n");
-  const double batch = bench_appends(work / "journal-batch", arc::storage::Durability::kBatch,
-                                     appends);
-  const double sync = bench_appends(work / "journal-sync", arc::storage::Durability::kSync,
-                                    sync_appends);
+  const double batch =
+      bench_appends(work / "journal-batch", arc::storage::Durability::kBatch, appends);
+  const double sync =
+      bench_appends(work / "journal-sync", arc::storage::Durability::kSync, sync_appends);
   std::printf("journal_appends_per_s_batch %.0f   (%llu events)\n", batch,
               static_cast<unsigned long long>(appends));
   std::printf("journal_appends_per_s_sync  %.0f   (%llu events)\n", sync,
@@ -350,8 +352,8 @@ int main(int argc, char** argv) {
   double t_record = 0;
   uint32_t n_record = 0;
   arc::eval::EvaluatorChoice host;
-  const fs::path recorded = run(work, "record", campaign_text(pdir, candidates, "batch"), host,
-                                &t_record, &n_record);
+  const fs::path recorded =
+      run(work, "record", campaign_text(pdir, candidates, "batch"), host, &t_record, &n_record);
   if (recorded.empty()) return 1;
   std::printf("recorded %u candidates on the host evaluator in %.1f s\n", n_record, t_record);
   arc::eval::EvaluatorChoice replay;
@@ -363,9 +365,10 @@ int main(int argc, char** argv) {
     const fs::path dir = run(work, std::string("replay-") + durability,
                              campaign_text(pdir, n_record, durability), replay, &t, &n);
     if (dir.empty()) return 1;
-    std::printf("orchestration_ms_per_candidate_%-5s %.3f   (%u candidates in %.3f s, 4 agents, "
-                "lockstep, whole run incl. start-up)\n",
-                durability, n ? 1e3 * t / n : 0.0, n, t);
+    std::printf(
+        "orchestration_ms_per_candidate_%-5s %.3f   (%u candidates in %.3f s, 4 agents, "
+        "lockstep, whole run incl. start-up)\n",
+        durability, n ? 1e3 * t / n : 0.0, n, t);
   }
   auto log = arc::replay::read_run(recorded);
   if (!log) return 1;
@@ -386,9 +389,10 @@ int main(int argc, char** argv) {
   std::printf("verify_events_per_s %.0f   (%d verifications of %llu events, in memory, %s)\n",
               static_cast<double>(events) / tv, reps,
               static_cast<unsigned long long>(events / reps), ok ? "verified" : "FAILED");
-  std::printf("verify_run_seconds  %.3f   (from disk, including opening the log and loading the "
-              "problem and skills; %s)\n",
-              tc, cold.ok ? "verified" : cold.message.c_str());
+  std::printf(
+      "verify_run_seconds  %.3f   (from disk, including opening the log and loading the "
+      "problem and skills; %s)\n",
+      tc, cold.ok ? "verified" : cold.message.c_str());
   if (work_dir.empty()) fs::remove_all(work);
   return 0;
 }

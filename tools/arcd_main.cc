@@ -23,12 +23,16 @@ namespace {
 
 int exit_code(const arc::Status& s) {
   switch (s.code()) {
-    case arc::Status::Code::kOk: return 0;
+    case arc::Status::Code::kOk:
+      return 0;
     case arc::Status::Code::kInvalidArgument:
-    case arc::Status::Code::kNotFound: return 2;
+    case arc::Status::Code::kNotFound:
+      return 2;
     case arc::Status::Code::kIoError:
-    case arc::Status::Code::kCorruption: return 3;
-    default: return 4;
+    case arc::Status::Code::kCorruption:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -59,8 +63,9 @@ int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::Ru
     j["run_dir"] = result->run_dir.string();
     std::cout << arc::events::dump_json(j, 2) << std::endl;
   } else {
-    std::cout << "\n" << arc::replay::to_table(summary)
-              << "run directory: " << result->run_dir.string() << "\n";
+    std::cout << "\n"
+              << arc::replay::to_table(summary) << "run directory: " << result->run_dir.string()
+              << "\n";
   }
   return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
 }
@@ -79,7 +84,7 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
       run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
   auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
   if (!prepared) return fail(prepared.status());
-  options.make_evaluator = [choice](const arc::eval::Problem& p) {
+  options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
   const bool terminal = isatty(fileno(stdout)) != 0 && !json;
@@ -100,7 +105,8 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   auto log = arc::replay::read_run(run_dir);
   if (!log) return fail(log.status());
   if (log->empty() || log->front().payload.type != arc::fb::Payload::CampaignStarted) {
-    return fail(arc::Status::invalid_argument(run_dir + ": the log does not begin with "
+    return fail(arc::Status::invalid_argument(run_dir +
+                                              ": the log does not begin with "
                                               "CampaignStarted; start it again with `arcd run`"));
   }
   auto rec = arc::replay::reconstruct(*log->front().payload.AsCampaignStarted());
@@ -108,7 +114,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   arc::actors::RunOptions options;
   options.run_dir = run_dir;
   options.resume = true;
-  options.make_evaluator = [choice](const arc::eval::Problem& p) {
+  options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
   const bool terminal = isatty(fileno(stdout)) != 0 && !json;
@@ -127,7 +133,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
 
 int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, uint32_t sample,
               uint64_t seed, const std::string& campaign_flag, bool quiet) {
-  auto p = arc::eval::load_problem(problem_path);
+  auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   arc::actors::SweepOptions o;
   o.sample = sample;
@@ -155,8 +161,7 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
   auto r = arc::actors::run_sweep(p.value(), *ev.value(), o);
   if (!r) return fail(r.status());
   std::printf("swept %u candidates of %s (%u correct; space of %llu) into %s\n", r->candidates,
-              p->name.c_str(), r->ok, static_cast<unsigned long long>(r->space),
-              o.run_dir.c_str());
+              p->name.c_str(), r->ok, static_cast<unsigned long long>(r->space), o.run_dir.c_str());
   return 0;
 }
 
@@ -200,7 +205,7 @@ int cmd_list(bool json) {
   std::sort(files.begin(), files.end());
   if (!json) std::printf("problems (%s):\n", (home / "problems").c_str());
   for (const auto& f : files) {
-    auto p = arc::eval::load_problem(f);
+    auto p = arc::problem::load_problem(f);
     const auto rel = fs::relative(f.parent_path(), home).string();
     if (!p) {
       if (!json) std::printf("  %-28s (invalid: %s)\n", rel.c_str(), p.status().message().c_str());
@@ -235,7 +240,7 @@ int cmd_list(bool json) {
 }
 
 int cmd_check(const std::string& problem_path, const arc::eval::EvaluatorChoice& choice) {
-  auto p = arc::eval::load_problem(problem_path);
+  auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   std::printf("problem %s (%s): %zu families, %zu workloads, hash %s\n", p->name.c_str(),
               p->kernel_type.c_str(), p->families.size(), p->workloads.size(),
@@ -282,7 +287,8 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "no live progress");
   run->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda | replay")
       ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
-  run->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+  run->add_option("--replay-from", replay_from,
+                  "run directories the replay evaluator answers from");
   run->add_option("--resample", choice.resample_seed,
                   "replay: redraw recorded timing samples with this seed (0: as recorded)");
 
@@ -292,9 +298,12 @@ int main(int argc, char** argv) {
   resume->add_option("run_dir", resume_dir, "run directory")->required();
   resume->add_flag("--json", resume_json, "print the summary as JSON");
   resume->add_flag("--quiet", resume_quiet, "no live progress");
-  resume->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda | replay")
+  resume
+      ->add_option("--evaluator", choice.kind,
+                   "auto (the problem's backend) | host | cuda | replay")
       ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
-  resume->add_option("--replay-from", replay_from, "run directories the replay evaluator answers from");
+  resume->add_option("--replay-from", replay_from,
+                     "run directories the replay evaluator answers from");
 
   auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");
   std::string sweep_problem, sweep_dir, sweep_campaign;
@@ -333,7 +342,9 @@ int main(int argc, char** argv) {
   uint32_t confirm_rounds = 5;
   bool confirm_json = false;
   confirm->add_option("run_dir", confirm_dir, "run directory")->required();
-  confirm->add_option("--rounds", confirm_rounds, "pairs of evaluations, alternating order (default 5)")
+  confirm
+      ->add_option("--rounds", confirm_rounds,
+                   "pairs of evaluations, alternating order (default 5)")
       ->check(CLI::Range(1u, 1000u));
   confirm->add_flag("--json", confirm_json, "print the confirmation as JSON");
   confirm->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda")

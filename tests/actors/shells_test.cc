@@ -1,20 +1,20 @@
 // The actor shells under CAF's deterministic test scheduler, with a real RocksDB journal and,
 // for the full campaign, the real host evaluator.
+#include "actors/shells.h"
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include "caf/all.hpp"
-
 #include "actors/campaign_config.h"
 #include "actors/messages.h"
-#include "actors/shells.h"
+#include "caf/all.hpp"
 #include "eval/host_evaluator.h"
-#include "eval/problem.h"
-#include "fixtures.h"
+#include "problem/problem.h"
 #include "replay/verifier.h"
 #include "skills/skill.h"
 #include "storage/journal.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -32,8 +32,9 @@ struct test_config : caf::actor_system_config {
 class Shells : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("arc-shells-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("arc-shells-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     auto j = storage::Journal::open((dir_ / "log").string(), {});
@@ -114,8 +115,8 @@ TEST_F(Shells, MemoryAnswersRecallOnlyOnceItHasReachedTheSeq) {
   auto journal = keep(spawn_journal(sys, &ctx_));
   auto memory = keep(spawn_memory(sys, &ctx_, journal));
   sched.run();
-  auto rh = self->request(memory, caf::infinite, recall_atom_v, std::string("softmax"),
-                          uint64_t{2});
+  auto rh =
+      self->request(memory, caf::infinite, recall_atom_v, std::string("softmax"), uint64_t{2});
   sched.run();
   EXPECT_EQ(self->mailbox().size(), 0u);  // seq 2 is not in the log yet: no answer
   event_list list;
@@ -171,7 +172,7 @@ TEST_F(Shells, WholeCampaignRunsAndVerifiesUnderTheDeterministicScheduler) {
   ctx_.config.mode = Mode::kLockstep;
   ctx_.config.overrides["budget"] = "6";
   ctx_.config.overrides["mode"] = "lockstep";
-  auto problem = eval::load_problem(ctx_.config.problem);
+  auto problem = problem::load_problem(ctx_.config.problem);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
   ctx_.problem = problem.value();
   auto skills = skills::load_skills(ctx_.config.skills);

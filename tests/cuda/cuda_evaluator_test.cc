@@ -14,10 +14,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "eval/problem.h"
+#include "problem/problem.h"
 #include "tests/cuda/paths.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
+using problem::Family;
+using problem::load_problem;
+using problem::Problem;
 namespace {
 
 using arc::test_paths::source_dir;

@@ -4,10 +4,6 @@
 // may be refused only by one of the family's own static_asserts (a declared constraint such as
 // "warp tile too large for THREADS", which agents then see as a COMPILE_ERROR naming it); the
 // defaults must compile. No GPU needed.
-#include <gtest/gtest.h>
-
-#include "tests/cuda/paths.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,10 +11,15 @@
 #include <set>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "cuda/nvrtc.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
+#include "tests/cuda/paths.h"
 
 namespace arc::eval {
+
+using problem::load_problem;
 namespace {
 
 using arc::test_paths::source_dir;
@@ -124,7 +125,8 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
     }
     for (const auto& want : kernels[i]) {
       EXPECT_TRUE(have.count(want)) << problem->name << " " << what[i] << ": no kernel " << want
-                                    << " in the cubin (ptxas report:\n" << cubins[i].log << ")";
+                                    << " in the cubin (ptxas report:\n"
+                                    << cubins[i].log << ")";
     }
   }
   std::error_code ec;

@@ -1,7 +1,5 @@
 // End-to-end: real campaigns on the shipped host problems with the host evaluator (real
 // compiler, real worker process, real RocksDB log), then verification of their logs.
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +11,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "actors/campaign_runner.h"
 #include "eval/evaluators.h"
@@ -58,14 +57,17 @@ struct Ran {
 };
 
 Ran run(const fs::path& file, const std::string& name, const eval::EvaluatorChoice& choice,
-        std::optional<uint32_t> budget = std::nullopt, std::optional<uint64_t> seed = std::nullopt) {
+        std::optional<uint32_t> budget = std::nullopt,
+        std::optional<uint64_t> seed = std::nullopt) {
   auto config = actors::load_campaign(file);
   EXPECT_TRUE(config.ok()) << config.status().to_string();
   actors::RunOptions o;
   o.run_dir = scratch(name);
   o.budget = budget;
   o.seed = seed;
-  o.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  o.make_evaluator = [choice](const problem::Problem& p) {
+    return eval::make_evaluator(choice, p);
+  };
   auto prepared = actors::prepare_campaign(std::move(config.value()), o);
   EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
   auto r = actors::run_campaign(std::move(prepared.value()), o);
@@ -202,8 +204,8 @@ TEST(Cli, BadCampaignNamesFileAndFieldAndWritesNothing) {
 TEST(Cli, RunJsonThenShowAndVerify) {
   const fs::path run_dir = scratch("cli-run");
   std::string out;
-  const int rc = run_cli("arcd run " + campaign_file("softmax").string() + " --budget 8 --seed 2 --json --run-dir " +
-                             run_dir.string(),
+  const int rc = run_cli("arcd run " + campaign_file("softmax").string() +
+                             " --budget 8 --seed 2 --json --run-dir " + run_dir.string(),
                          &out);
   ASSERT_EQ(rc, 0) << out;
   auto brace = out.find("{\n");
@@ -225,8 +227,8 @@ TEST(Cli, RunJsonThenShowAndVerify) {
 TEST(Cli, ConfirmMeasuresBaselineAndBestInPairsAndLeavesTheLogAlone) {
   const fs::path run_dir = scratch("confirm-run");
   std::string out;
-  ASSERT_EQ(run_cli("arcd run " + campaign_file("softmax").string() + " --budget 8 --seed 3 --json --quiet --run-dir " +
-                        run_dir.string(),
+  ASSERT_EQ(run_cli("arcd run " + campaign_file("softmax").string() +
+                        " --budget 8 --seed 3 --json --quiet --run-dir " + run_dir.string(),
                     &out),
             0)
       << out;
@@ -235,7 +237,8 @@ TEST(Cli, ConfirmMeasuresBaselineAndBestInPairsAndLeavesTheLogAlone) {
   ASSERT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &before), 0) << before;
 
   std::string confirmed;
-  ASSERT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 3 --json", &confirmed), 0) << confirmed;
+  ASSERT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 3 --json", &confirmed), 0)
+      << confirmed;
   auto j = nlohmann::json::parse(confirmed.substr(confirmed.find("{\n")));
   EXPECT_EQ(j["rounds"].get<int>(), 3);
   EXPECT_EQ(j["problem"].get<std::string>(), "softmax");
@@ -266,7 +269,8 @@ TEST(Cli, ConfirmMeasuresBaselineAndBestInPairsAndLeavesTheLogAlone) {
     EXPECT_GT(w["logged_speedup"].get<double>(), 0);
     log_sum += std::log(ratios[1]);
   }
-  EXPECT_NEAR(j["geomean_median_ratio"].get<double>(), std::exp(log_sum / j["workloads"].size()), 1e-12);
+  EXPECT_NEAR(j["geomean_median_ratio"].get<double>(), std::exp(log_sum / j["workloads"].size()),
+              1e-12);
 
   std::string table;
   ASSERT_EQ(run_cli("arcd confirm " + run_dir.string() + " --rounds 1", &table), 0) << table;
@@ -305,16 +309,16 @@ TEST(Hostile, EveryFaultIsRejectedWithItsReasonAndTheCampaignGoesOn) {
   Ran r = run(file, "hostile", {});
   ASSERT_TRUE(r.summary.stopped);
   const std::map<std::string, fb::WorkloadStatus> expected = {
-      {"segv", fb::WorkloadStatus::CRASH},          {"abort", fb::WorkloadStatus::CRASH},
-      {"hang", fb::WorkloadStatus::TIMEOUT},        {"alloc", fb::WorkloadStatus::OUT_OF_MEMORY},
-      {"wrong", fb::WorkloadStatus::WRONG_RESULT},  {"zero", fb::WorkloadStatus::WRONG_RESULT},
+      {"segv", fb::WorkloadStatus::CRASH},         {"abort", fb::WorkloadStatus::CRASH},
+      {"hang", fb::WorkloadStatus::TIMEOUT},       {"alloc", fb::WorkloadStatus::OUT_OF_MEMORY},
+      {"wrong", fb::WorkloadStatus::WRONG_RESULT}, {"zero", fb::WorkloadStatus::WRONG_RESULT},
   };
   std::map<std::string, std::string> fault_of;  // candidate hash -> FAULT value
   std::map<std::string, fb::WorkloadStatus> status_of;
   std::set<std::string> seen;
   for (const auto& e : r.log) {
     if (e.payload.type == fb::Payload::CandidateProposed) {
-      auto c = eval::Candidate::from_canonical(e.payload.AsCandidateProposed()->canonical);
+      auto c = problem::Candidate::from_canonical(e.payload.AsCandidateProposed()->canonical);
       ASSERT_TRUE(c.ok());
       auto it = c->base.knobs.find("FAULT");
       fault_of[e.payload.AsCandidateProposed()->candidate_hash] =
@@ -339,13 +343,12 @@ TEST(Hostile, EveryFaultIsRejectedWithItsReasonAndTheCampaignGoesOn) {
       }
       seen.insert(fault);
       EXPECT_EQ(d->verdict, fb::Verdict::REJECT) << fault;
-      EXPECT_EQ(status_of[d->candidate_hash], want->second)
-          << fault << ": " << d->reason;
+      EXPECT_EQ(status_of[d->candidate_hash], want->second) << fault << ": " << d->reason;
       EXPECT_FALSE(d->reason.empty());
     }
   }
   EXPECT_GE(seen.size(), 5u) << "faults met: " << seen.size();
-  auto best = eval::Candidate::from_canonical(r.summary.best_canonical);
+  auto best = problem::Candidate::from_canonical(r.summary.best_canonical);
   ASSERT_TRUE(best.ok());
   const std::string best_fault =
       best->base.knobs.count("FAULT") ? best->base.knobs.at("FAULT") : "none";
@@ -375,9 +378,8 @@ TEST(Cli, BadProblemNamesFileAndFieldAndWritesNothing) {
   }
   const fs::path run_dir = scratch("bad-problem-run");
   std::string out;
-  const int rc =
-      run_cli("arcd run " + (dir / "campaign.toml").string() + " --run-dir " + run_dir.string(),
-              &out);
+  const int rc = run_cli(
+      "arcd run " + (dir / "campaign.toml").string() + " --run-dir " + run_dir.string(), &out);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find((dir / "problem.toml").string()), std::string::npos) << out;
   EXPECT_NE(out.find("workloads[1].axes.cols"), std::string::npos) << out;

@@ -185,7 +185,9 @@ Ran run(const fs::path& campaign, const std::string& name) {
   actors::RunOptions o;
   o.run_dir = scratch(name);
   eval::EvaluatorChoice choice;
-  o.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  o.make_evaluator = [choice](const problem::Problem& p) {
+    return eval::make_evaluator(choice, p);
+  };
   auto prepared = actors::prepare_campaign(std::move(config.value()), o);
   EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
   auto r = actors::run_campaign(std::move(prepared.value()), o);
@@ -457,7 +459,9 @@ TEST(LlmAgent, ResumeNeverRepeatsALoggedExchange) {
   o.run_dir = dir;
   o.resume = true;
   eval::EvaluatorChoice choice;
-  o.make_evaluator = [choice](const eval::Problem& p) { return eval::make_evaluator(choice, p); };
+  o.make_evaluator = [choice](const problem::Problem& p) {
+    return eval::make_evaluator(choice, p);
+  };
   actors::PreparedCampaign prepared{std::move(rec->config), std::move(rec->problem),
                                     std::move(rec->skills)};
   auto res = actors::run_campaign(std::move(prepared), o);

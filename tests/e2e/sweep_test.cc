@@ -1,10 +1,11 @@
 // arcd sweep on a real problem, and the replay evaluator answering from it.
+#include "actors/sweep.h"
+
 #include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
 
-#include "actors/sweep.h"
 #include "eval/host_evaluator.h"
 #include "eval/replay_evaluator.h"
 #include "replay/summary.h"
@@ -16,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Sweep, SearchSpaceEnumeratesEveryKnobCombination) {
-  auto p = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
+  auto p = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
   ASSERT_TRUE(p.ok()) << p.status().to_string();
   uint64_t expected = 0;
   for (const auto& f : p->families) {
@@ -33,7 +34,7 @@ TEST(Sweep, SearchSpaceEnumeratesEveryKnobCombination) {
 }
 
 TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
-  auto p = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/matmul");
+  auto p = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/matmul");
   ASSERT_TRUE(p.ok());
   const fs::path dir = fs::temp_directory_path() / ("arc-sweep-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -86,7 +87,7 @@ TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
     differs |= e1.workloads[i]->samples_ns != e3.workloads[i]->samples_ns;
   }
   EXPECT_TRUE(differs);
-  eval::Candidate missing = p->seed;
+  problem::Candidate missing = p->seed;
   missing.gates["nowhere"] = p->seed.base;
   auto none = exact.value()->evaluate({missing, "feedface", 0, {}}, {});
   ASSERT_EQ(none.workloads.size(), 1u);

@@ -19,9 +19,15 @@
 #include <unistd.h>
 
 #include "eval/host_abi.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
+
+using problem::Family;
+using problem::load_problem;
+using problem::Problem;
+using problem::Variant;
+using problem::Workload;
 namespace {
 
 namespace fs = std::filesystem;

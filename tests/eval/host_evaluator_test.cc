@@ -13,14 +13,22 @@
 #include <unistd.h>
 
 #include "eval/host_compiler.h"
-#include "eval/problem.h"
 #include "eval/protocol.h"
 #include "eval/subprocess.h"
 #include "eval/worker.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "problem/problem.h"
 
 namespace arc::eval {
+
+using problem::Candidate;
+using problem::Family;
+using problem::Knob;
+using problem::load_problem;
+using problem::Problem;
+using problem::TensorSpec;
+using problem::Variant;
 namespace {
 
 namespace fs = std::filesystem;

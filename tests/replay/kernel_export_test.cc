@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "actors/view.h"
-#include "eval/problem.h"
+#include "problem/problem.h"
 #include "storage/journal.h"
 #include "tests/scratch.h"
 
@@ -40,9 +40,9 @@ std::string slurp(const fs::path& p) {
 
 // A GPU campaign's log: the problem's seed as baseline, then `best` KEPT with a higher score,
 // each evaluated on every workload (with a cuBLASLt plan recorded where `plans` names one).
-fs::path gpu_run(const std::string& problem_dir, const eval::Candidate& best,
+fs::path gpu_run(const std::string& problem_dir, const problem::Candidate& best,
                  const std::map<std::string, std::string>& plans) {
-  auto problem = eval::load_problem(fs::path(ARC_SOURCE_DIR) / problem_dir);
+  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / problem_dir);
   EXPECT_TRUE(problem.ok()) << problem.status().to_string();
   const fs::path run = scratch("run-" + problem->name);
   auto j = storage::Journal::open((run / "log").string(), {});
@@ -68,7 +68,7 @@ fs::path gpu_run(const std::string& problem_dir, const eval::Candidate& best,
   a.skill = "tiling";
   a.backend = "builtin";
   add(actors::kCampaignActor, a);
-  auto propose_and_keep = [&](const std::string& agent, const eval::Candidate& c, double score,
+  auto propose_and_keep = [&](const std::string& agent, const problem::Candidate& c, double score,
                               const std::string& move) {
     fb::CandidateProposedT p;
     p.candidate_hash = c.hash();
@@ -126,10 +126,10 @@ std::string nvcc_build(const fs::path& dir, const std::string& name, bool link_l
 }
 
 TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
-  eval::Candidate best;
+  problem::Candidate best;
   best.base.family = "warprow";
   best.base.knobs = {{"BLOCK_ROWS", "8"}, {"VEC", "4"}, {"UNROLL", "2"}};
-  eval::Variant gate;
+  problem::Variant gate;
   gate.family = "blockrow";
   gate.knobs = {{"THREADS", "512"}, {"ACC", "double"}};
   best.gates["r8192_c32000"] = gate;
@@ -155,10 +155,10 @@ TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
 // sums taken on the host. Skips without nvcc or without a CUDA device.
 TEST(KernelExport, ExportedRowsumRunsCorrectlyOnTheGpu) {
   if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc;
-  eval::Candidate best;
+  problem::Candidate best;
   best.base.family = "warprow";
   best.base.knobs = {{"BLOCK_ROWS", "8"}};
-  eval::Variant gate;
+  problem::Variant gate;
   gate.family = "blockrow";
   gate.knobs = {{"THREADS", "512"}, {"ACC", "double"}};
   best.gates["r8192_c32000"] = gate;
@@ -218,10 +218,10 @@ int main() {
 }
 
 TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
-  eval::Candidate best;
+  problem::Candidate best;
   best.base.family = "cublaslt";
   best.base.knobs = {{"HEUR", "1"}};
-  eval::Variant tc;
+  problem::Variant tc;
   tc.family = "tensorcore";
   best.gates["m16_n4096_k4096"] = tc;
   const std::string plan =
@@ -270,7 +270,7 @@ TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
 
 TEST(KernelExport, HostRunIsRefusedWithTheReason) {
   // A host problem's run: nothing CUDA to export.
-  auto problem = eval::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
+  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
   ASSERT_TRUE(problem.ok());
   KernelExportInput in;
   in.problem = &problem.value();

@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include "base/sha256.h"
 #include "events/codec.h"
-#include "storage/sha256.h"
 #include "tests/events/sample_events.h"
 #include "tests/storage/test_dir.h"
 

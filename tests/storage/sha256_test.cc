@@ -1,4 +1,4 @@
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 #include <string>
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "eval/candidate.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "problem/candidate.h"
 
-namespace arc::eval {
+namespace arc::problem {
 
 struct TensorSpec {
   std::string name;
@@ -90,21 +90,21 @@ struct Problem {
   std::string name;
   std::string kernel_type;
   std::string description;
-  std::string backend = "host";          // "host" | "cuda"
-  std::filesystem::path dir;             // folder holding problem.toml (absolute)
-  std::filesystem::path file;            // problem.toml (absolute)
-  std::vector<std::string> axes;         // axis order passed to kernels
+  std::string backend = "host";   // "host" | "cuda"
+  std::filesystem::path dir;      // folder holding problem.toml (absolute)
+  std::filesystem::path file;     // problem.toml (absolute)
+  std::vector<std::string> axes;  // axis order passed to kernels
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<Workload> workloads;
   Tolerance tolerance;
   CostModel cost;
-  std::filesystem::path reference;       // reference source (absolute)
+  std::filesystem::path reference;  // reference source (absolute)
   std::vector<Family> families;
   std::vector<Launch> reference_launches;  // cuda: the reference's kernels, in order
-  std::string compute_dtype;             // cuda: "f32" | "bf16" | "f16" (default: first input's)
-  Candidate seed;                        // the starting implementation (the baseline)
-  std::string hash;                      // SHA-256 over problem.toml and every referenced file
+  std::string compute_dtype;               // cuda: "f32" | "bf16" | "f16" (default: first input's)
+  Candidate seed;                          // the starting implementation (the baseline)
+  std::string hash;                        // SHA-256 over problem.toml and every referenced file
 
   const Family* family(const std::string& name) const;
   const Workload* workload(const std::string& name) const;
@@ -122,24 +122,4 @@ Result<Problem> load_problem(const std::filesystem::path& path);
 // naming the file that cannot be read.
 Result<std::map<std::string, std::string>> read_family_sources(const Problem& problem);
 
-// Evaluates an arithmetic expression (+ - * / parentheses, numbers, axis names, and the
-// functions cdiv(a, b) = ceil(a / b), min(a, b), max(a, b)).
-Result<double> evaluate_expression(const std::string& expr,
-                                   const std::map<std::string, int64_t>& axes);
-
-// The names an expression may use for one variant: the workload's axes plus the variant's knobs
-// whose values are integers. A knob whose value is not an integer is left out, so an expression
-// naming it fails with "unknown name".
-std::map<std::string, int64_t> expression_names(const Workload& w,
-                                                const std::map<std::string, std::string>& knobs);
-
-// A family's (or the reference's) launches resolved for a workload and knob values. Errors name
-// the kernel, the field and the value (a non-integer, a non-positive grid or block dimension, a
-// block over 1024 threads, a negative shared size).
-// Each dimension is also held to CUDA's limits: grid x <= 2^31 - 1, grid y and z <= 65535,
-// block x and y <= 1024, block z <= 64. Dimensions not given are 1.
-Result<std::vector<ResolvedLaunch>> resolve_launches(
-    const std::vector<Launch>& launches, const Workload& w,
-    const std::map<std::string, std::string>& knobs);
-
-}  // namespace arc::eval
+}  // namespace arc::problem

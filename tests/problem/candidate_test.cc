@@ -1,11 +1,11 @@
-#include "eval/candidate.h"
+#include "problem/candidate.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
-namespace arc::eval {
+namespace arc::problem {
 namespace {
 
 Candidate sample() {
@@ -27,7 +27,7 @@ TEST(Candidate, CanonicalMatchesSortedJsonDump) {
   j["gates"]["w1"] = {{"family", "naive"}};
   j["gates"]["w2"] = {{"knobs", c.gates.at("w2").knobs}, {"source", c.gates.at("w2").source}};
   EXPECT_EQ(c.canonical(), j.dump());
-  EXPECT_EQ(c.hash(), storage::sha256_hex(j.dump()));
+  EXPECT_EQ(c.hash(), arc::sha256_hex(j.dump()));
 }
 
 TEST(Candidate, RoundTripsThroughCanonicalForm) {
@@ -130,4 +130,4 @@ TEST(Candidate, NearCanonicalTextsAreJudgedAsJson) {
 }
 
 }  // namespace
-}  // namespace arc::eval
+}  // namespace arc::problem

@@ -5,22 +5,22 @@
 #include <vector>
 
 #include "actors/view.h"
-#include "eval/problem.h"
 #include "events/codec.h"
+#include "problem/problem.h"
 #include "skills/skill.h"
 
 namespace arc::testing {
 
-inline eval::Problem toy_problem() {
-  eval::Problem p;
+inline problem::Problem toy_problem() {
+  problem::Problem p;
   p.name = "toy";
   p.kernel_type = "softmax";
   p.axes = {"n"};
   p.workloads = {{"small", {{"n", 64}}}, {"large", {{"n", 4096}}}};
-  eval::Family a;
+  problem::Family a;
   a.name = "alpha";
   a.knobs = {{"TILE_M", {"8", "16", "32", "64"}, "8"}, {"VEC", {"1", "2", "4"}, "1"}};
-  eval::Family b;
+  problem::Family b;
   b.name = "beta";
   b.knobs = {{"TILE_M", {"16", "32"}, "16"}, {"UNROLL", {"1", "2", "4", "8"}, "1"}};
   p.families = {a, b};
@@ -64,7 +64,7 @@ class LogBuilder {
   std::vector<events::Event> log_;
 };
 
-inline fb::CandidateProposedT proposal(const std::string& agent, const eval::Candidate& c,
+inline fb::CandidateProposedT proposal(const std::string& agent, const problem::Candidate& c,
                                        const std::string& move, uint64_t view_seq = 0) {
   fb::CandidateProposedT p;
   p.agent = agent;
@@ -97,8 +97,8 @@ inline fb::CandidateEvaluatedT evaluation(const std::string& hash,
 // evaluated at 1000 ns (small) and 8000 ns (large) and KEPT with score 1; each event is handed
 // to `apply` as it is added.
 template <class Apply>
-void open_campaign(LogBuilder& log, const eval::Problem& problem, std::initializer_list<const char*> agents,
-                   Apply&& apply) {
+void open_campaign(LogBuilder& log, const problem::Problem& problem,
+                   std::initializer_list<const char*> agents, Apply&& apply) {
   for (const char* name : agents) {
     fb::AgentSpawnedT a;
     a.agent = name;

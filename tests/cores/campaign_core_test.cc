@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fixtures.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -64,8 +64,8 @@ TEST(CampaignCore, StopsOnACampaignPlateau) {
 TEST(CampaignCore, RoundSelectionKeepsAgentOrderDropsDuplicatesAndRespectsBudget) {
   CampaignCore c(3, 0, {"a", "b", "c", "d", "e"}, {"w"});
   std::vector<std::optional<Proposal>> replies = {
-      proposal_of("a", "x"), Proposal{},            proposal_of("c", "x"),
-      proposal_of("d", "y"), proposal_of("e", "z"),
+      proposal_of("a", "x"), Proposal{}, proposal_of("c", "x"), proposal_of("d", "y"),
+      proposal_of("e", "z"),
   };
   replies[1]->idle_reason = "nothing new";
   // b has nothing, c duplicates a, and the budget leaves room for three.

@@ -1,7 +1,5 @@
 // CUDA problems (docs/problem-format-cuda.md): the shipped problems under problems/gpu, the
 // expression functions, launch resolution, and malformed CUDA fields.
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -11,10 +9,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-#include "eval/problem.h"
+#include "problem/expression.h"
+#include "problem/launch.h"
+#include "problem/problem.h"
 
-namespace arc::eval {
+namespace arc::problem {
 namespace {
 
 namespace fs = std::filesystem;
@@ -242,9 +243,9 @@ TEST(CudaExpression, FunctionErrorsSayWhatIsWrong) {
                   {"function 'min' at position 5 takes 2 arguments", "got 3"});
   expect_in_order(eval_error("max()"), {"function 'max'", "takes 2 arguments", "got 0"});
   expect_in_order(eval_error("cdiv(rows, K - 3)"), {"division by zero in cdiv at position 1"});
-  expect_in_order(eval_error("cdiv(1 2)"),
-                  {"expected ',' or ')' in the call of 'cdiv' at position 1",
-                   "got '2' at position 8"});
+  expect_in_order(
+      eval_error("cdiv(1 2)"),
+      {"expected ',' or ')' in the call of 'cdiv' at position 1", "got '2' at position 8"});
   expect_in_order(eval_error("min(1, 2"), {"in the call of 'min'", "got end of expression"});
   expect_in_order(eval_error("1, 2"), {"unexpected ',' at position 2"});
   expect_in_order(eval_error("min(, 2)"), {"got ',' at position 5"});
@@ -346,10 +347,9 @@ TEST(CudaResolveLaunches, NonIntegerValues) {
 }
 
 TEST(CudaResolveLaunches, NonIntegerKnobCannotBeUsed) {
-  expect_in_order(
-      resolve_error({launch("k", {"rows"}, {"THREADS"})}, {{"THREADS", "auto"}}),
-      {"launches[0].block[0] (kernel 'k')", "unknown name 'THREADS' at position 1",
-       "knob 'THREADS' has the non-integer value \"auto\"", "names: cols, rows"});
+  expect_in_order(resolve_error({launch("k", {"rows"}, {"THREADS"})}, {{"THREADS", "auto"}}),
+                  {"launches[0].block[0] (kernel 'k')", "unknown name 'THREADS' at position 1",
+                   "knob 'THREADS' has the non-integer value \"auto\"", "names: cols, rows"});
 }
 
 TEST(CudaResolveLaunches, NegativeSharedAndLaterLaunchesNamed) {
@@ -591,9 +591,9 @@ TEST_F(TempCudaProblem, ExplicitComputeDtypeAndHashCoversLaunches) {
 }
 
 TEST_F(TempCudaProblem, BadComputeDtype) {
-  expect_error(with("backend = \"cuda\"\n", "backend = \"cuda\"\ncompute_dtype = \"f64\"\n"),
-               {"field 'compute_dtype'", "expected one of \"f32\", \"bf16\", \"f16\"",
-                "got \"f64\""});
+  expect_error(
+      with("backend = \"cuda\"\n", "backend = \"cuda\"\ncompute_dtype = \"f64\"\n"),
+      {"field 'compute_dtype'", "expected one of \"f32\", \"bf16\", \"f16\"", "got \"f64\""});
   expect_error(with("name = \"x\"\ndtype = \"bf16\"", "name = \"x\"\ndtype = \"i8\""),
                {"field 'compute_dtype'", "the first input's dtype, is not one of them",
                 "got nothing (inputs[0].dtype = \"i8\")"});
@@ -623,9 +623,10 @@ TEST_F(TempCudaProblem, AliasMustNameAMatchingInput) {
   expect_error(with("alias = \"residual\"", "alias = \"w\""),
                {"field 'outputs[0].alias'", "expected an input of this output's shape [rows, cols]",
                 "got \"w\" of shape [cols, cols]"});
-  expect_error(with("name = \"residual\"\ndtype = \"bf16\"", "name = \"residual\"\ndtype = \"f16\""),
-               {"field 'outputs[0].alias'", "expected an input of this output's dtype \"bf16\"",
-                "got \"residual\" of dtype \"f16\""});
+  expect_error(
+      with("name = \"residual\"\ndtype = \"bf16\"", "name = \"residual\"\ndtype = \"f16\""),
+      {"field 'outputs[0].alias'", "expected an input of this output's dtype \"bf16\"",
+       "got \"residual\" of dtype \"f16\""});
   expect_error(with("alias = \"residual\"", "alias = 3"),
                {"field 'outputs[0].alias'", "expected the name of an input", "got 3"});
 }
@@ -640,8 +641,7 @@ TEST_F(TempCudaProblem, TwoOutputsMayNotAliasOneInput) {
 
 TEST_F(TempCudaProblem, LaunchKernelMustBeAnIdentifier) {
   expect_error(with("kernel = \"rowwise_stats\"", "kernel = \"rowwise-stats\""),
-               {"field 'families[1].launches[0].kernel'", "C identifier",
-                "got \"rowwise-stats\""});
+               {"field 'families[1].launches[0].kernel'", "C identifier", "got \"rowwise-stats\""});
   expect_error(with("kernel = \"rowwise_apply\"\n", ""),
                {"field 'families[1].launches[1].kernel'", "got nothing"});
 }
@@ -659,25 +659,26 @@ TEST_F(TempCudaProblem, LaunchDimensionsAreOneToThreeExpressions) {
                 "expected an expression (a string or an integer)", "got 2.5"});
   expect_error(with(grid, "grid = [\"rows\", \" \"]"),
                {"field 'families[1].launches[0].grid[1]'", "got \" \""});
-  expect_error(with("block = [\"THREADS\"]\n", ""),
-               {"field 'families[1].launches[0].block'", "expected an array of 1 to 3", "got nothing"});
+  expect_error(with("block = [\"THREADS\"]\n", ""), {"field 'families[1].launches[0].block'",
+                                                     "expected an array of 1 to 3", "got nothing"});
   expect_error(with("shared = \"THREADS * VEC * 4\"", "shared = true"),
                {"field 'families[1].launches[0].shared'", "a byte count", "got true"});
 }
 
 TEST_F(TempCudaProblem, UnknownLaunchField) {
-  expect_error(with("shared = \"THREADS * VEC * 4\"", "threads = 4"),
-               {"field 'families[1].launches[0].threads'", "unknown field",
-                "kernel, grid, block, shared"});
+  expect_error(
+      with("shared = \"THREADS * VEC * 4\"", "threads = 4"),
+      {"field 'families[1].launches[0].threads'", "unknown field", "kernel, grid, block, shared"});
 }
 
 TEST_F(TempCudaProblem, SourceFamilyNeedsSourceAndLaunches) {
-  expect_error(with("[seed]", "[[families]]\nname = \"bare\"\nsource = \"families/rowwise.cu\"\n\n[seed]"),
-               {"field 'families[2].launches'",
-                "expected at least one [[families.launches]] entry", "got nothing"});
-  expect_error(with("source = \"families/rowwise.cu\"\n", ""),
-               {"field 'families[1].source'", "expected the family's source template",
-                "got nothing"});
+  expect_error(
+      with("[seed]", "[[families]]\nname = \"bare\"\nsource = \"families/rowwise.cu\"\n\n[seed]"),
+      {"field 'families[2].launches'", "expected at least one [[families.launches]] entry",
+       "got nothing"});
+  expect_error(
+      with("source = \"families/rowwise.cu\"\n", ""),
+      {"field 'families[1].source'", "expected the family's source template", "got nothing"});
   expect_error(with("name = \"rowwise\"\n", "name = \"rowwise\"\ngemm = { a = \"x\" }\n"),
                {"field 'families[1].gemm'", "expected no 'gemm' without library = \"cublaslt\"",
                 "got a table"});
@@ -710,8 +711,7 @@ TEST_F(TempCudaProblem, LibraryFamilyNeedsAGemm) {
       "k = \"cols\" }\n";
   expect_error(with(gemm, ""), {"field 'families[0].gemm'",
                                 "expected a table gemm = { a, b, c, d, m, n, k }", "got nothing"});
-  expect_error(with(gemm, "gemm = \"x @ w\"\n"),
-               {"field 'families[0].gemm'", "got \"x @ w\""});
+  expect_error(with(gemm, "gemm = \"x @ w\"\n"), {"field 'families[0].gemm'", "got \"x @ w\""});
   expect_error(with("c = \"residual\", d = \"y\"", "c = \"residual\", e = \"y\""),
                {"field 'families[0].gemm.e'", "unknown field", "a, b, c, d, m, n, k"});
 }
@@ -742,9 +742,9 @@ TEST_F(TempCudaProblem, GemmShapesAndDtypes) {
                {"field 'families[0].gemm.b'", "expected a tensor of gemm.a's dtype \"bf16\"",
                 "got \"w\" of dtype \"f16\""});
   // y aliases residual: with no c the library would not accumulate over it.
-  expect_error(with("c = \"residual\"", "c = \"\""),
-               {"field 'families[0].gemm.d'", "aliases gemm.c",
-                "got \"y\", an alias of \"residual\""});
+  expect_error(
+      with("c = \"residual\"", "c = \"\""),
+      {"field 'families[0].gemm.d'", "aliases gemm.c", "got \"y\", an alias of \"residual\""});
 }
 
 TEST_F(TempCudaProblem, LibraryKnobsAreCublasltConfigurations) {
@@ -754,9 +754,9 @@ TEST_F(TempCudaProblem, LibraryKnobsAreCublasltConfigurations) {
   expect_error(with("values = [\"auto\", \"128x256\"]", "values = [\"auto\", \"128x\"]"),
                {"field 'families[0].knobs[1].values[1]'",
                 "expected \"auto\" or a CTA tile MxN such as \"128x256\"", "got \"128x\""});
-  expect_error(with("values = [\"0\", \"1\", \"7\"]", "values = [\"0\", \"1\", \"8\"]"),
-               {"field 'families[0].knobs[0].values[2]'", "expected an integer from 0 to 7",
-                "got \"8\""});
+  expect_error(
+      with("values = [\"0\", \"1\", \"7\"]", "values = [\"0\", \"1\", \"8\"]"),
+      {"field 'families[0].knobs[0].values[2]'", "expected an integer from 0 to 7", "got \"8\""});
 }
 
 TEST_F(TempCudaProblem, ExpressionFormIsCheckedWithItsField) {
@@ -767,8 +767,7 @@ TEST_F(TempCudaProblem, ExpressionFormIsCheckedWithItsField) {
        "knobs (THREADS, VEC)",
        "got \"ceil(THREADS)\"", "unknown function 'ceil' at position 1"});
   expect_error(with("grid = [\"cdiv(rows, 4)\", 2]", "grid = [\"cdiv(rows, 4)\", \"2 *\"]"),
-               {"field 'families[1].launches[0].grid[1]'", "got \"2 *\"",
-                "got end of expression"});
+               {"field 'families[1].launches[0].grid[1]'", "got \"2 *\"", "got end of expression"});
   expect_error(with("workspace = \"rows * 4\"", "workspace = \"rows * ROWS\""),
                {"field 'families[1].workspace'", "got \"rows * ROWS\"",
                 "unknown name 'ROWS' at position 8"});
@@ -783,11 +782,11 @@ TEST_F(TempCudaProblem, NonIntegerKnobInExpression) {
 
 TEST_F(TempCudaProblem, KnobExtremesAreChecked) {
   // The last value of THREADS: a block of 2048 threads.
-  expect_error(with("values = [\"128\", \"256\", \"1024\"]", "values = [\"128\", \"256\", \"2048\"]"),
-               {"field 'families[1].launches[0].block[0]'",
-                "expected a positive integer of at most 1024",
-                "got \"THREADS\" = 2048 for workload 'small' at knobs EXP=accurate, THREADS=2048, "
-                "VEC=4"});
+  expect_error(
+      with("values = [\"128\", \"256\", \"1024\"]", "values = [\"128\", \"256\", \"2048\"]"),
+      {"field 'families[1].launches[0].block[0]'", "expected a positive integer of at most 1024",
+       "got \"THREADS\" = 2048 for workload 'small' at knobs EXP=accurate, THREADS=2048, "
+       "VEC=4"});
   // The first value of VEC: cdiv by zero.
   expect_error(with("values = [1, 2, 4, 8]", "values = [0, 1, 2, 4, 8]"),
                {"field 'families[1].launches[1].grid[0]'",
@@ -802,9 +801,10 @@ TEST_F(TempCudaProblem, LaunchValuesAreCheckedForEveryWorkload) {
                 "got \"rows - 4\" = 0 for workload 'small' at knobs"});
   // Only the second workload fails: a block y of cols / 128 is 2 for 'small' (512 threads) and
   // 32 for 'large' (8192 threads).
-  expect_error(with("block = [\"min(THREADS, 512)\", 2]", "block = [\"min(THREADS, 512)\", \"cols / 128\"]"),
-               {"field 'families[1].launches[1].block'", "expected at most 1024 threads per block",
-                "got 256 x 32 x 1 = 8192 for workload 'large'"});
+  expect_error(
+      with("block = [\"min(THREADS, 512)\", 2]", "block = [\"min(THREADS, 512)\", \"cols / 128\"]"),
+      {"field 'families[1].launches[1].block'", "expected at most 1024 threads per block",
+       "got 256 x 32 x 1 = 8192 for workload 'large'"});
   expect_error(with("\"cdiv(rows, 4)\"", "\"rows / 3\""),
                {"field 'families[1].launches[0].grid[0]'", "use cdiv(a, b)",
                 "got \"rows / 3\" = 1.333", "for workload 'small'"});
@@ -836,19 +836,20 @@ TEST_F(TempCudaProblem, CudaFieldsAreRejectedOnTheHostBackend) {
                          "[[families]]"),
                {"field 'reference_launches'", "expected no 'reference_launches' with backend",
                 "got an array"});
-  expect_error(host_with("shape = [\"rows\"]", "shape = [\"rows\"]\nalias = \"x\""),
-               {"field 'outputs[0].alias'", "expected no 'alias' with backend = \"host\"",
-                "got \"x\""});
+  expect_error(
+      host_with("shape = [\"rows\"]", "shape = [\"rows\"]\nalias = \"x\""),
+      {"field 'outputs[0].alias'", "expected no 'alias' with backend = \"host\"", "got \"x\""});
   expect_error(host_with("source = \"families/naive.cpp\"\n",
                          "source = \"families/naive.cpp\"\nworkspace = \"0\"\n"),
                {"field 'families[0].workspace'", "expected no 'workspace' with backend"});
   expect_error(host_with("source = \"families/naive.cpp\"\n",
                          "source = \"families/naive.cpp\"\nlibrary = \"cublaslt\"\n"),
                {"field 'families[0].library'", "expected no 'library' with backend"});
-  expect_error(host_with("[seed]",
-                         "[[families.launches]]\nkernel = \"k\"\ngrid = [1]\nblock = [1]\n\n[seed]"),
-               {"field 'families[0].launches'", "expected no 'launches' with backend"});
+  expect_error(
+      host_with("[seed]",
+                "[[families.launches]]\nkernel = \"k\"\ngrid = [1]\nblock = [1]\n\n[seed]"),
+      {"field 'families[0].launches'", "expected no 'launches' with backend"});
 }
 
 }  // namespace
-}  // namespace arc::eval
+}  // namespace arc::problem

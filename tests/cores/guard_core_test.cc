@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fixtures.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -31,13 +31,13 @@ class GuardCoreTest : public ::testing::Test {
     apply(log_.add(kGuardActor, out.decision));
   }
   void apply(const events::Event& e) { core_->apply(e); }
-  eval::Candidate variant(const std::string& tile) {
-    eval::Candidate c = problem_.seed;
+  problem::Candidate variant(const std::string& tile) {
+    problem::Candidate c = problem_.seed;
     c.base.knobs["TILE_M"] = tile;
     return c;
   }
 
-  eval::Problem problem_;
+  problem::Problem problem_;
   std::unique_ptr<GuardCore> core_;
   LogBuilder log_;
 };

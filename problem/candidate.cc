@@ -1,12 +1,12 @@
-#include "eval/candidate.h"
+#include "problem/candidate.h"
 
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
-namespace arc::eval {
+namespace arc::problem {
 namespace {
 
 // JSON string literal, escaped exactly as nlohmann::json::dump() does.
@@ -22,13 +22,27 @@ void put_string(std::string& out, const std::string& s) {
   }
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -191,7 +205,7 @@ class CanonicalReader {
 
 std::string Variant::key() const {
   std::string k = source.empty() ? family + "{"
-                                 : "source:" + short_hash(storage::sha256_hex(source)) +
+                                 : "source:" + short_hash(arc::sha256_hex(source)) +
                                        (family.empty() ? "" : "@" + family) + "{";
   bool first = true;
   for (const auto& [n, v] : knobs) {
@@ -230,7 +244,7 @@ std::string Candidate::canonical() const {
   return out;
 }
 
-std::string Candidate::hash() const { return storage::sha256_hex(canonical()); }
+std::string Candidate::hash() const { return arc::sha256_hex(canonical()); }
 
 Result<Candidate> Candidate::from_canonical(std::string_view text) {
   if (auto c = CanonicalReader(text).read()) return std::move(*c);
@@ -263,4 +277,4 @@ Result<Candidate> Candidate::from_canonical(std::string_view text) {
 
 std::string short_hash(std::string_view hash) { return std::string(hash.substr(0, 12)); }
 
-}  // namespace arc::eval
+}  // namespace arc::problem

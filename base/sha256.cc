@@ -1,11 +1,11 @@
 // SHA-256 through OpenSSL's EVP interface (the low-level SHA256_* calls are deprecated in 3.0).
-#include "storage/sha256.h"
+#include "base/sha256.h"
 
 #include <cstdlib>
 
 #include <openssl/evp.h>
 
-namespace arc::storage {
+namespace arc {
 
 namespace {
 
@@ -37,4 +37,4 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-}  // namespace arc::storage
+}  // namespace arc

@@ -17,7 +17,7 @@ class Status {
     kCorruption,       // stored bytes fail their CRC or verifier
     kInvalidArgument,  // bad user input (campaign, problem, flags)
     kIoError,
-    kUnavailable,      // e.g. no GPU, worker gone
+    kUnavailable,  // e.g. no GPU, worker gone
     kTimeout,
     kInternal,
   };
@@ -53,14 +53,22 @@ inline std::string Status::to_string() const {
 
 inline const char* to_string(Status::Code c) {
   switch (c) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kCorruption: return "corruption";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kIoError: return "I/O error";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kTimeout: return "timeout";
-    case Status::Code::kInternal: return "internal error";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kCorruption:
+      return "corruption";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kIoError:
+      return "I/O error";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kTimeout:
+      return "timeout";
+    case Status::Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -69,8 +77,8 @@ inline const char* to_string(Status::Code c) {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}    // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() & { return std::get<0>(v_); }

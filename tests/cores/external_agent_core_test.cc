@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fixtures.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -14,13 +14,13 @@ using testing::evaluation;
 using testing::proposal;
 
 // A CUDA-like problem: a launched family, a library family.
-eval::Problem cuda_problem() {
-  eval::Problem p = testing::toy_problem();
+problem::Problem cuda_problem() {
+  problem::Problem p = testing::toy_problem();
   p.backend = "cuda";
   p.families[0].launches = {{"alpha_main", {"n"}, {"TILE_M"}, "0"}};
   p.families[1].launches = {{"beta_pass1", {"n"}, {"128"}, "0"},
                             {"beta_pass2", {"1"}, {"32"}, "0"}};
-  eval::Family lib;
+  problem::Family lib;
   lib.name = "lib";
   lib.library = "cublaslt";
   p.families.push_back(lib);
@@ -28,7 +28,7 @@ eval::Problem cuda_problem() {
 }
 
 TEST(ReplyParsing, CudaReplyKeepsTheNamedFamilysLaunches) {
-  const eval::Problem p = cuda_problem();
+  const problem::Problem p = cuda_problem();
   const std::string reply =
       "Try this:\n```cuda\nARC_KERNEL beta_pass1(arc_args a) {}\nARC_KERNEL beta_pass2(arc_args "
       "a) {}\n```\nand\n```json\n{\"family\": \"beta\", \"knobs\": {\"UNROLL\": 4}}\n```\n";
@@ -64,7 +64,7 @@ TEST(ReplyParsing, CudaReplyKeepsTheNamedFamilysLaunches) {
 }
 
 TEST(ReplyParsing, HostRepliesNeedAnEntryPointAndACodeBlock) {
-  const eval::Problem p = testing::toy_problem();
+  const problem::Problem p = testing::toy_problem();
   EXPECT_NE(parse_reply_text("just prose", p, p.seed).error.find("no fenced code block"),
             std::string::npos);
   EXPECT_NE(parse_reply_text("```cpp\n   \n```", p, p.seed).error.find("empty"), std::string::npos);
@@ -81,7 +81,7 @@ TEST(ReplyParsing, HostRepliesNeedAnEntryPointAndACodeBlock) {
 }
 
 TEST(ReplyParsing, ChatResponsesAndExecOutputs) {
-  const eval::Problem p = testing::toy_problem();
+  const problem::Problem p = testing::toy_problem();
   json body = {
       {"choices",
        json::array(
@@ -131,7 +131,8 @@ class ExternalAgentCoreTest : public ::testing::Test {
     skills_ = testing::toy_skills();
     sources_ = {{"alpha", "// alpha source\nint arc_kernel;\n"}, {"beta", "// beta source\n"}};
     view_ = CampaignView({"small", "large"});
-    testing::open_campaign(log_, problem_, {"m", "b"}, [this](const events::Event& e) { apply(e); });
+    testing::open_campaign(log_, problem_, {"m", "b"},
+                           [this](const events::Event& e) { apply(e); });
     ExternalSetup s;
     s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
     s.model = "test-model";
@@ -153,7 +154,7 @@ class ExternalAgentCoreTest : public ::testing::Test {
     return r;
   }
 
-  eval::Problem problem_;
+  problem::Problem problem_;
   std::vector<skills::Skill> skills_;
   std::map<std::string, std::string> sources_;
   CampaignView view_;
@@ -180,7 +181,7 @@ TEST_F(ExternalAgentCoreTest, PromptIsAPureFunctionOfTheView) {
 }
 
 TEST_F(ExternalAgentCoreTest, CudaPromptsListEveryFamilysLaunches) {
-  const eval::Problem cuda = cuda_problem();
+  const problem::Problem cuda = cuda_problem();
   ExternalSetup s;
   s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
   s.device = "cuda: NVIDIA H200";
@@ -231,7 +232,7 @@ TEST_F(ExternalAgentCoreTest, RepliesGiveProposalsOrRecordedFailuresUntilItGives
 }
 
 TEST_F(ExternalAgentCoreTest, PlateauDraftsAdoptsAndShowsFasterSiblings) {
-  eval::Candidate fast = problem_.seed;
+  problem::Candidate fast = problem_.seed;
   fast.base.knobs["VEC"] = "4";
   auto fp = proposal("b", fast, "knob:VEC=4", view_.last_seq());
   apply(log_.add("b", fp));

@@ -2,7 +2,7 @@
 
 #include "actors/memory_core.h"
 #include "actors/plateau_core.h"
-#include "fixtures.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -109,7 +109,8 @@ TEST(PlateauCore, OtherAgentsDoNotResetAnAgentsWindow) {
 TEST(PlateauCore, CampaignPlateauAfterGlobalWindow) {
   PlateauCore p(PlateauConfig{100, 4});
   testing::LogBuilder log;
-  for (int i = 0; i < 3; ++i) p.apply(log.add("guard", decision(i % 2 ? "a" : "b", fb::Verdict::REVERT)));
+  for (int i = 0; i < 3; ++i)
+    p.apply(log.add("guard", decision(i % 2 ? "a" : "b", fb::Verdict::REVERT)));
   EXPECT_TRUE(p.due().empty());
   p.apply(log.add("guard", decision("b", fb::Verdict::REVERT)));
   auto due = p.due();

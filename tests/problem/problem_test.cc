@@ -1,5 +1,5 @@
 // load_problem on the shipped problems and on malformed ones, and the expression evaluator.
-#include "eval/problem.h"
+#include "problem/problem.h"
 
 #include <atomic>
 #include <cmath>
@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-namespace arc::eval {
+#include "problem/expression.h"
+#include "problem/launch.h"
+
+namespace arc::problem {
 namespace {
 
 namespace fs = std::filesystem;
@@ -556,4 +559,4 @@ TEST(ProblemElements, ScalarsAndMissingAxes) {
 }
 
 }  // namespace
-}  // namespace arc::eval
+}  // namespace arc::problem

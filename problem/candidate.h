@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "events/status.h"
+#include "base/status.h"
 
-namespace arc::eval {
+namespace arc::problem {
 
 // A variant is a family with knob values, or free source (llm/exec agents). Free source may
 // also name a family: the source then replaces the family's source file, and the family still
@@ -40,4 +40,4 @@ struct Candidate {
 // The first 12 hex digits of a hash, for people.
 std::string short_hash(std::string_view hash);
 
-}  // namespace arc::eval
+}  // namespace arc::problem

@@ -8,7 +8,7 @@
 
 #include <toml++/toml.h>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace arc {
 
@@ -65,17 +65,23 @@ class FieldErrors {
 // What a node holds, as a user wrote it: "abc" (quoted), 12, 1.5, true, or its kind.
 inline std::string toml_describe(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return in_quotes(n.as_string()->get());
-    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
+    case toml::node_type::string:
+      return in_quotes(n.as_string()->get());
+    case toml::node_type::integer:
+      return std::to_string(n.as_integer()->get());
     case toml::node_type::floating_point: {
       std::ostringstream os;
       os << n.as_floating_point()->get();
       return os.str();
     }
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date/time";
   }
 }
 

@@ -2,7 +2,7 @@
 #include <string>
 #include <string_view>
 
-namespace arc::storage {
+namespace arc {
 // Lowercase hex SHA-256 of the bytes.
 std::string sha256_hex(std::string_view bytes);
-}  // namespace arc::storage
+}  // namespace arc

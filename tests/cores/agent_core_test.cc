@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/guard_core.h"
-#include "fixtures.h"
+#include "tests/cores/fixtures.h"
 
 namespace arc::actors {
 namespace {
@@ -19,7 +19,8 @@ class AgentCoreTest : public ::testing::Test {
     problem_ = testing::toy_problem();
     skills_ = testing::toy_skills();
     view_ = CampaignView({"small", "large"});
-    testing::open_campaign(log_, problem_, {"a1", "a2"}, [this](const events::Event& e) { apply(e); });
+    testing::open_campaign(log_, problem_, {"a1", "a2"},
+                           [this](const events::Event& e) { apply(e); });
   }
 
   void apply(const events::Event& e) {
@@ -53,7 +54,7 @@ class AgentCoreTest : public ::testing::Test {
     apply(log_.add(kGuardActor, d));
   }
 
-  eval::Problem problem_;
+  problem::Problem problem_;
   std::vector<skills::Skill> skills_;
   CampaignView view_;
   MemoryCore memory_;
@@ -69,7 +70,7 @@ TEST_F(AgentCoreTest, ProposesWithinItsSkillsKnobs) {
     EXPECT_EQ(p.proposed->skill, "tiling");
     EXPECT_EQ(p.proposed->parent, problem_.seed.hash());
     EXPECT_EQ(p.proposed->view_seq, view_.last_seq());
-    auto c = eval::Candidate::from_canonical(p.proposed->canonical);
+    auto c = problem::Candidate::from_canonical(p.proposed->canonical);
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->hash(), p.proposed->candidate_hash);
     EXPECT_EQ(c->base.knobs.at("VEC"), "1") << "tiling must not touch VEC";
@@ -141,7 +142,7 @@ TEST_F(AgentCoreTest, PlateauDraftsAndAdoptsAFasterSibling) {
   AgentCore& a = add_agent("a1", 0, "tiling");
   add_agent("a2", 1, "vectorize");
   // a2 keeps a 3x candidate.
-  eval::Candidate fast = problem_.seed;
+  problem::Candidate fast = problem_.seed;
   fast.base.knobs["VEC"] = "4";
   auto fp = proposal("a2", fast, "knob:VEC=4", view_.last_seq());
   apply(log_.add("a2", fp));
@@ -172,9 +173,9 @@ TEST_F(AgentCoreTest, PlateauDraftsAndAdoptsAFasterSibling) {
 
 TEST_F(AgentCoreTest, ShapeGateComposesPerWorkloadBest) {
   AgentCore& a = add_agent("a1", 0, "shape-gate");
-  eval::Candidate small_fast = problem_.seed;
+  problem::Candidate small_fast = problem_.seed;
   small_fast.base.knobs["TILE_M"] = "16";
-  eval::Candidate large_fast = problem_.seed;
+  problem::Candidate large_fast = problem_.seed;
   large_fast.base.knobs["VEC"] = "4";
   auto p1 = proposal("a2", small_fast, "m1");
   apply(log_.add("a2", p1));
@@ -188,7 +189,7 @@ TEST_F(AgentCoreTest, ShapeGateComposesPerWorkloadBest) {
     ASSERT_TRUE(p.proposed.has_value());
     if (p.proposed->move.rfind("shape_gate:", 0) == 0) {
       gated = true;
-      auto c = eval::Candidate::from_canonical(p.proposed->canonical);
+      auto c = problem::Candidate::from_canonical(p.proposed->canonical);
       ASSERT_TRUE(c.ok());
       EXPECT_TRUE(c->variant_for("small") == small_fast.base);
       EXPECT_TRUE(c->variant_for("large") == large_fast.base);

@@ -1,0 +1,83 @@
+// The problem model's accessors (problem/problem.h).
+#include "problem/problem.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "problem/expression.h"
+
+namespace arc::problem {
+
+const Knob* Family::knob(const std::string& knob_name) const {
+  for (const auto& k : knobs) {
+    if (k.name == knob_name) return &k;
+  }
+  return nullptr;
+}
+
+Variant Family::default_variant() const {
+  Variant v;
+  v.family = name;
+  for (const auto& k : knobs) v.knobs[k.name] = k.default_value;
+  return v;
+}
+
+const Family* Problem::family(const std::string& family_name) const {
+  for (const auto& f : families) {
+    if (f.name == family_name) return &f;
+  }
+  return nullptr;
+}
+
+const Workload* Problem::workload(const std::string& workload_name) const {
+  for (const auto& w : workloads) {
+    if (w.name == workload_name) return &w;
+  }
+  return nullptr;
+}
+
+Result<double> Problem::flops(const Workload& w) const {
+  return evaluate_expression(cost.flops, w.axes);
+}
+
+Result<double> Problem::bytes(const Workload& w) const {
+  return evaluate_expression(cost.bytes, w.axes);
+}
+
+int64_t Problem::elements(const TensorSpec& t, const Workload& w) const {
+  int64_t n = 1;
+  for (const auto& d : t.shape) {
+    auto it = w.axes.find(d);
+    // A workload without the axis has no such tensor; loading rejects that, so this is only
+    // reached for hand-built problems.
+    if (it == w.axes.end() || it->second <= 0) return 0;
+    if (__builtin_mul_overflow(n, it->second, &n)) return 0;
+  }
+  return n;
+}
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "f64") return 8;
+  if (dtype == "f32" || dtype == "i32") return 4;
+  if (dtype == "bf16" || dtype == "f16") return 2;
+  if (dtype == "fp8_e4m3" || dtype == "fp8_e5m2" || dtype == "i8" || dtype == "u8") return 1;
+  return 0;
+}
+
+Result<std::map<std::string, std::string>> read_family_sources(const Problem& problem) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : problem.families) {
+    if (!f.library.empty() || f.source.empty()) continue;
+    std::ifstream in(f.source, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      return Status::io_error(problem.file.string() + ": family '" + f.name +
+                              "': cannot read its source " + f.source.string());
+    }
+    out[f.name] = text.str();
+  }
+  return out;
+}
+
+}  // namespace arc::problem
