@@ -7,6 +7,7 @@
 #   tools/lint.sh --base REV          format-check the files changed since REV
 #   tools/lint.sh --fix               format the changed files in place instead of failing
 #   tools/lint.sh --update-baseline   run clang-tidy and rewrite tools/clang-tidy-baseline.txt
+#   tools/lint.sh --tidy-only FILE.cc...   clang-tidy on these sources only (a quick look)
 #
 # Format check: the C++ files (*.cc, *.h) changed between the base and the work tree (untracked
 # ones too) must equal clang-format-14's output under .clang-format; a diff is printed for each
@@ -31,6 +32,7 @@ cd "$root"
 build=${BUILD_DIR:-$root/build}
 baseline=$root/tools/clang-tidy-baseline.txt
 base=
+only=()
 do_format=1
 do_tidy=1
 fix=0
@@ -43,10 +45,15 @@ while (($#)); do
     --fix) fix=1 do_tidy=0 ;;
     --update-baseline) update=1 do_format=0 do_tidy=1 ;;
     -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "lint: unknown argument '$1' (see tools/lint.sh --help)" >&2; exit 2 ;;
+    -*) echo "lint: unknown argument '$1' (see tools/lint.sh --help)" >&2; exit 2 ;;
+    *) only+=("$(realpath --relative-to="$root" "$1")") ;;
   esac
   shift
 done
+if ((${#only[@]})) && ((update || do_format)); then
+  echo "lint: files are for --tidy-only; --update-baseline analyses every source" >&2
+  exit 2
+fi
 bash "$root/tools/setup.sh" lint
 clang_format=clang-format-14
 clang_tidy=clang-tidy-14
@@ -110,6 +117,10 @@ for entry in json.load(open(sys.argv[1])):
     print(os.path.relpath(path, sys.argv[2]))
 EOF
       LC_ALL=C comm -12 - <(git ls-files -- '*.cc' | grep -Ev '^(tests|problems)/' | LC_ALL=C sort))
+  if ((${#only[@]})); then
+    mapfile -t sources < <(LC_ALL=C comm -12 <(printf '%s\n' "${sources[@]}") \
+      <(printf '%s\n' "${only[@]}" | LC_ALL=C sort -u))
+  fi
   if ((${#sources[@]} == 0)); then
     echo "lint: no engine sources in $build/compile_commands.json" >&2
     exit 1
@@ -172,7 +183,7 @@ EOF
   # Multiset differences: a key seen more often than the baseline has it is new.
   LC_ALL=C comm -23 "$out/keys" "$out/known" >"$out/new"
   LC_ALL=C comm -13 "$out/keys" "$out/known" >"$out/gone"
-  if [ -s "$out/gone" ]; then
+  if [ -s "$out/gone" ] && ((${#only[@]} == 0)); then
     echo "lint: hint: $(wc -l <"$out/gone") baseline finding(s) no longer occur;" \
       "tools/lint.sh --update-baseline drops them:"
     sed 's/^/  /' "$out/gone"
