@@ -129,19 +129,19 @@ EOF
   trap 'rm -rf "$out"' EXIT
   echo "lint: clang-tidy on ${#sources[@]} files, $(nproc) at a time"
   start=$SECONDS
-  # One log per file; a file that clang cannot compile is an error of its own.
+  # One log per file. clang-tidy exits non-zero only when it could not analyse the file (a
+  # compile error under clang, a crash): that fails the run, since its findings are unknown.
   printf '%s\n' "${sources[@]}" |
     xargs -P "$(nproc)" -I{} sh -c \
-      'f=$1; log=$2/$(echo "$f" | tr / _).log
-       if ! "$3" -p "$4" --quiet "$f" >"$log" 2>"$log.err"; then
-         grep -q "error:" "$log" "$log.err" && touch "$log.failed"
-       fi; true' _ {} "$out" "$clang_tidy" "$build"
+      'log=$2/$(echo "$1" | tr / _).log
+       "$3" -p "$4" --quiet "$1" >"$log" 2>"$log.err" || echo "$1" >"$log.failed"' \
+      _ {} "$out" "$clang_tidy" "$build"
   echo "lint: clang-tidy took $((SECONDS - start)) s"
   if compgen -G "$out/*.failed" >/dev/null; then
     for failed in "$out"/*.failed; do
-      grep -h "error:" "${failed%.failed}" "${failed%.failed}.err" | head -20
+      echo "lint: clang-tidy could not analyse $(cat "$failed"):"
+      { grep -h "error:" "${failed%.failed}"; tail -n 5 "${failed%.failed}.err"; } | head -20
     done
-    echo "lint: clang-tidy could not analyse some files (errors above)"
     exit 1
   fi
   # "path:line:col: warning: message [check]" -> "path<TAB>check<TAB>message", one line per
