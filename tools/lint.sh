@@ -28,7 +28,6 @@
 # headers (*_generated.h) are built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
 build=${BUILD_DIR:-$root/build}
 baseline=$root/tools/clang-tidy-baseline.txt
 base=
@@ -50,6 +49,7 @@ while (($#)); do
   esac
   shift
 done
+cd "$root"
 if ((${#only[@]})) && ((update || do_format)); then
   echo "lint: files are for --tidy-only; --update-baseline analyses every source" >&2
   exit 2
