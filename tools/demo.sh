@@ -3,7 +3,9 @@
 # else the host softmax problem on the host evaluator. Extra args go to `arcd run`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/tools/build.sh"
+# Only what the demo runs: arcd, the arc-eval worker it starts, and arc-replay (not the tests).
+bash "$root/tools/build.sh" arcd arc-eval arc-replay
+echo "demo: built in ${SECONDS} s"
 build=${BUILD_DIR:-$root/build}
 campaign=$root/problems/host/softmax/campaign.toml
 # A GPU the driver can see: the bf16 softmax on the CUDA evaluator instead.

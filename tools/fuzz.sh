@@ -4,17 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
-bash "$root/tools/setup.sh"
-for p in clang-14 libclang-rt-14-dev; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo_cmd[@]}" apt-get update -qq
-    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends clang-14 libclang-rt-14-dev
-    break
-  fi
-done
+bash "$root/tools/setup.sh" fuzz
 build=${BUILD_DIR:-$root/build-fuzz}
 # -O1 -g1, as tools/sanitize.sh: about half the compile time of -O2 -g.
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DARC_FUZZ=ON \
