@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iomanip>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include "base/toml_text.h"
@@ -15,11 +16,15 @@ namespace arc::problem {
 namespace {
 
 // Expressions: recursive descent over
-//   expr    := term (('+' | '-') term)*
-//   term    := unary (('*' | '/') unary)*
+//   expr    := compare ('&&' compare)*
+//   compare := sum [('==' | '!=' | '<' | '<=' | '>' | '>=') sum]
+//   sum     := term (('+' | '-') term)*
+//   term    := unary (('*' | '/' | '%') unary)*
 //   unary   := ('-' | '+') unary | primary
 //   primary := number | name | name '(' [expr (',' expr)*] ')' | '(' expr ')'
 // A name followed by '(' calls a function: cdiv(a, b) = ceil(a / b), min(a, b), max(a, b).
+// A comparison or '&&' is 1 when true and 0 when false (problem.toml's constraints); a % b is the
+// remainder of the division, with the sign of a (fmod).
 
 constexpr int kMaxExpressionDepth = 200;  // bounds the recursion on "((((..."
 
@@ -113,24 +118,60 @@ class ExpressionParser {
       t.kind = Token::Kind::kName;
       t.text = text_.substr(at_, end - at_);
       at_ = end;
-    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '(' || c == ')' || c == ',') {
+    } else if (const size_t n = operator_length(at_); n > 0) {
       t.kind = Token::Kind::kOp;
-      t.text = std::string(1, c);
-      ++at_;
+      t.text = text_.substr(at_, n);
+      at_ += n;
     } else {
       fail("unexpected character '" + std::string(1, c) + "' at position " + std::to_string(t.pos) +
            " (expected numbers, " + scope_.noun +
-           " names, + - * /, parentheses and the functions cdiv, min, max)");
+           " names, + - * / %, comparisons, &&, parentheses and the functions cdiv, min, max)");
       t = Token{};
     }
     tok_ = t;
   }
 
+  // The length of the operator starting at `at`, 0 when there is none.
+  size_t operator_length(size_t at) const {
+    static constexpr std::string_view kTwo[] = {"==", "!=", "<=", ">=", "&&"};
+    for (std::string_view op : kTwo) {
+      if (text_.compare(at, op.size(), op) == 0) return op.size();
+    }
+    return std::string_view("+-*/%(),<>").find(text_[at]) != std::string_view::npos ? 1 : 0;
+  }
+
   bool is_op(char op) const {
     return tok_.kind == Token::Kind::kOp && tok_.text.size() == 1 && tok_.text[0] == op;
   }
+  bool is_op(std::string_view op) const { return tok_.kind == Token::Kind::kOp && tok_.text == op; }
 
   double expr(int depth) {
+    double v = compare(depth);
+    while (error_.empty() && is_op(std::string_view("&&"))) {
+      advance();
+      const double r = compare(depth);
+      v = (v != 0 && r != 0) ? 1 : 0;
+    }
+    return v;
+  }
+
+  double compare(int depth) {
+    const double v = sum(depth);
+    for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (!error_.empty() || !is_op(op)) continue;
+      advance();
+      const double r = sum(depth);
+      if (op == "==") return v == r ? 1 : 0;
+      if (op == "!=") return v != r ? 1 : 0;
+      if (op == "<=") return v <= r ? 1 : 0;
+      if (op == ">=") return v >= r ? 1 : 0;
+      if (op == "<") return v < r ? 1 : 0;
+      return v > r ? 1 : 0;
+    }
+    return v;
+  }
+
+  double sum(int depth) {
     double v = term(depth);
     while (error_.empty() && (is_op('+') || is_op('-'))) {
       const bool plus = is_op('+');
@@ -143,17 +184,18 @@ class ExpressionParser {
 
   double term(int depth) {
     double v = unary(depth);
-    while (error_.empty() && (is_op('*') || is_op('/'))) {
-      const bool times = is_op('*');
+    while (error_.empty() && (is_op('*') || is_op('/') || is_op('%'))) {
+      const char kind = tok_.text[0];
       const Token op = tok_;
       advance();
       const double r = unary(depth);
       if (!error_.empty()) return 0;
-      if (!times && r == 0) {
-        fail("division by zero at position " + std::to_string(op.pos));
+      if (kind != '*' && r == 0) {
+        fail((kind == '/' ? "division by zero at position " : "modulo by zero at position ") +
+             std::to_string(op.pos));
         return 0;
       }
-      v = times ? v * r : v / r;
+      v = kind == '*' ? v * r : kind == '/' ? v / r : std::fmod(v, r);
     }
     return v;
   }
@@ -301,6 +343,7 @@ Result<double> evaluate_expression(const std::string& expr,
 std::map<std::string, int64_t> expression_names(const Workload& w,
                                                 const std::map<std::string, std::string>& knobs) {
   std::map<std::string, int64_t> names = w.axes;
+  names.insert(w.constants.begin(), w.constants.end());
   for (const auto& [name, value] : knobs) {
     int64_t v = 0;
     if (parse_integer(value, v)) names.emplace(name, v);  // an axis keeps its own value

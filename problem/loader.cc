@@ -20,7 +20,7 @@ void Loader::load(const toml::table& root, Problem& p) {
   known_fields(root, "",
                {"name", "kernel_type", "backend", "description", "axes", "reference",
                 "compute_dtype", "inputs", "outputs", "tolerance", "cost", "workloads",
-                "reference_launches", "families", "seed"});
+                "reference_launches", "families", "seed", "params", "constraints", "include_dirs"});
   string(root, "", "name", p.name, true, "a problem name (letters, digits, '_', '-', '.')");
   if (!failed() && !is_plain_name(p.name)) {
     fail("name", "1-64 letters, digits, '_', '-' or '.'", in_quotes(p.name));
@@ -38,6 +38,9 @@ void Loader::load(const toml::table& root, Problem& p) {
   }
   string(root, "", "description", p.description, false, "a string");
   load_axes(root, p);
+  load_params(root, p);
+  load_constraints(root, p);
+  load_include_dirs(root, p);
   std::string reference;
   string(root, "", "reference", reference, true,
          "the reference source, relative to the problem folder");
@@ -117,13 +120,22 @@ void Loader::load_tensors(const toml::table& root, const std::string& key, bool 
                                                       s.dtype) != kCudaDtypes.end();
       if (!ok) fail(prefix + ".dtype", dtype_expected, in_quotes(s.dtype));
     }
-    string_array(
-        t, prefix, "shape", s.shape, true,
-        "an array of declared axis names (one of " + join(p.axes, false) + "); [] for a scalar");
+    string_array(t, prefix, "shape", s.shape, true,
+                 "an array of declared axis names (one of " + join(p.axes, false) +
+                     ") or expressions over them, e.g. \"2 * cols\"; [] for a scalar");
+    std::map<std::string, int64_t> ones;  // parses an expression and checks its names
+    for (const auto& a : p.axes) ones[a] = 1;
+    for (const auto& prm : p.params) {
+      if (prm.integer) ones[prm.name] = 1;
+    }
     for (size_t d = 0; !failed() && d < s.shape.size(); ++d) {
-      if (std::find(p.axes.begin(), p.axes.end(), s.shape[d]) == p.axes.end()) {
+      if (std::find(p.axes.begin(), p.axes.end(), s.shape[d]) != p.axes.end()) continue;
+      auto v = evaluate_expression(s.shape[d], ones);
+      if (!v && v.status().message().find(" by zero") == std::string::npos) {
         fail(prefix + ".shape[" + std::to_string(d) + "]",
-             "a declared axis (one of " + join(p.axes, false) + ")", in_quotes(s.shape[d]));
+             "a declared axis (one of " + join(p.axes, false) +
+                 ") or an expression over the axes and integer params",
+             in_quotes(s.shape[d]) + " (" + v.status().message() + ")");
       }
     }
     if (inputs) {
@@ -273,12 +285,15 @@ void Loader::load_cost(const toml::table& root, Problem& p) {
   // Any axis value parses the expression and checks its names; workloads are checked later.
   std::map<std::string, int64_t> ones;
   for (const auto& a : p.axes) ones[a] = 1;
+  for (const auto& prm : p.params) {
+    if (prm.integer) ones[prm.name] = 1;
+  }
   const std::string expected = "an arithmetic expression over the axes (" + join(p.axes, false) +
                                "), e.g. \"2 * " + p.axes.front() + "\"";
   for (auto [key, out] : {std::pair{"flops", &p.cost.flops}, std::pair{"bytes", &p.cost.bytes}}) {
     if (!string(*t, "cost", key, *out, true, expected)) return;
     auto v = evaluate_expression(*out, ones);
-    if (!v && v.status().message().find("division by zero") == std::string::npos) {
+    if (!v && v.status().message().find(" by zero") == std::string::npos) {
       fail(std::string("cost.") + key, expected,
            in_quotes(*out) + " (" + v.status().message() + ")");
       return;
@@ -316,25 +331,23 @@ void Loader::load_workloads(const toml::table& root, Problem& p) {
         return;
       }
     }
-    for (const auto& a : p.axes) {
-      const std::string field = prefix + ".axes." + a;
-      const toml::node* n = axes->get(a);
-      if (n == nullptr) {
-        fail(field, "a positive integer", "nothing");
-        return;
-      }
-      if (!n->is_integer() || n->as_integer()->get() <= 0) {
-        fail(field, "a positive integer", toml_describe(*n));
-        return;
-      }
-      w.axes[a] = n->as_integer()->get();
-    }
-    // Tensors must be addressable: element counts that overflow are a typo, not a workload.
+    if (!load_workload_axes(*axes, prefix, p, w)) return;
+    if (!check_constraints(p, w, prefix + ".axes")) return;
+    // Tensors must be addressable: every dimension a positive integer, and element counts that
+    // overflow are a typo, not a workload.
+    const auto names = expression_names(w, {});
     for (const auto* list : {&p.inputs, &p.outputs}) {
       for (const auto& ts : *list) {
         int64_t n = 1;
         for (const auto& d : ts.shape) {
-          if (__builtin_mul_overflow(n, w.axes[d], &n) || n > (int64_t{1} << 40)) {
+          auto v = evaluate_expression(d, names);
+          if (!v || *v != std::floor(*v) || *v < 1 || *v > 4.6e18) {
+            fail(prefix + ".axes",
+                 "axes for which every dimension of tensor '" + ts.name + "' is a positive integer",
+                 in_quotes(d) + (v ? " = " + number_text(*v) : " (" + v.status().message() + ")"));
+            return;
+          }
+          if (__builtin_mul_overflow(n, static_cast<int64_t>(*v), &n) || n > (int64_t{1} << 40)) {
             fail_raw(prefix + ".axes",
                      "tensor '" + ts.name + "' would have more than 2^40 elements");
             return;
@@ -359,6 +372,55 @@ void Loader::load_workloads(const toml::table& root, Problem& p) {
     }
     p.workloads.push_back(std::move(w));
   }
+}
+
+bool Loader::load_workload_axes(const toml::table& axes, const std::string& prefix,
+                                const Problem& p, Workload& w) {
+  const std::string expected =
+      "a positive integer, or an expression over the workload's other axes and the integer "
+      "params (e.g. \"2 * cols\")";
+  for (const auto& prm : p.params) {
+    if (prm.integer) w.constants[prm.name] = static_cast<int64_t>(prm.value);
+  }
+  std::map<std::string, std::string> pending;  // axis -> its expression, not yet evaluated
+  for (const auto& a : p.axes) {
+    const std::string field = prefix + ".axes." + a;
+    const toml::node* n = axes.get(a);
+    if (n == nullptr) return fail(field, expected, "nothing");
+    if (n->is_string()) {
+      pending[a] = n->as_string()->get();
+    } else if (n->is_integer() && n->as_integer()->get() > 0) {
+      w.axes[a] = n->as_integer()->get();
+    } else {
+      return fail(field, expected, toml_describe(*n));
+    }
+  }
+  // Expressions may name each other in any order; each round evaluates those whose names are
+  // known. A round without progress leaves an unknown name or a cycle.
+  while (!pending.empty()) {
+    bool progress = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      auto v = evaluate_expression(it->second, expression_names(w, {}));
+      if (!v) {
+        ++it;
+        continue;
+      }
+      if (*v != std::floor(*v) || *v < 1 || *v > 4.6e18) {
+        return fail(prefix + ".axes." + it->first, expected,
+                    in_quotes(it->second) + " = " + number_text(*v));
+      }
+      w.axes[it->first] = static_cast<int64_t>(*v);
+      it = pending.erase(it);
+      progress = true;
+    }
+    if (!progress) {
+      const auto& [axis, text] = *pending.begin();
+      auto v = evaluate_expression(text, expression_names(w, {}));
+      return fail(prefix + ".axes." + axis, expected + " without cycles",
+                  in_quotes(text) + " (" + v.status().message() + ")");
+    }
+  }
+  return true;
 }
 
 void Loader::load_families(const toml::table& root, Problem& p) {
@@ -413,8 +475,16 @@ void Loader::load_families(const toml::table& root, Problem& p) {
     if (knobs != nullptr) {
       size_t j = 0;
       for (const toml::node& kn : *knobs) {
-        load_knob(*kn.as_table(), prefix + ".knobs[" + std::to_string(j++) + "]", f);
+        const std::string kp = prefix + ".knobs[" + std::to_string(j++) + "]";
+        load_knob(*kn.as_table(), kp, f);
         if (failed()) return;
+        for (const auto& prm : p.params) {
+          if (prm.name == f.knobs.back().name) {
+            fail(kp + ".name", "a name no parameter has (a parameter is one define for all)",
+                 in_quotes(prm.name));
+            return;
+          }
+        }
       }
     }
     if (p.backend == "cuda") load_cuda_family(t, prefix, f, p);

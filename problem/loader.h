@@ -141,7 +141,17 @@ class Loader : public FieldErrors {
   void check_library_knobs(const std::string& prefix, const Family& f);
   void load_tolerance(const toml::table& root, Problem& p);
   void load_cost(const toml::table& root, Problem& p);
+  // loader_shared.cc: [params] (after the axes), constraints (after the params), include_dirs.
+  void load_params(const toml::table& root, Problem& p);
+  void load_constraints(const toml::table& root, Problem& p);
+  void load_include_dirs(const toml::table& root, Problem& p);
+  // Whether every constraint holds for a workload; else fails naming the constraint and the
+  // workload's axis values under `prefix`.
+  bool check_constraints(const Problem& p, const Workload& w, const std::string& prefix);
   void load_workloads(const toml::table& root, Problem& p);
+  // A workload's axes: integers, or expressions over its other axes and the integer params.
+  bool load_workload_axes(const toml::table& axes, const std::string& prefix, const Problem& p,
+                          Workload& w);
   void load_families(const toml::table& root, Problem& p);
   void load_knob(const toml::table& t, const std::string& prefix, Family& f);
   void load_seed(const toml::table& root, Problem& p);

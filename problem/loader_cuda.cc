@@ -87,6 +87,9 @@ void Loader::load_launches(const toml::table& t, const std::string& prefix, cons
 Loader::ExpressionContext Loader::expression_context(const Problem& p, const Family* f) {
   ExpressionContext c;
   for (const auto& a : p.axes) c.ones[a] = 1;
+  for (const auto& prm : p.params) {
+    if (prm.integer) c.ones[prm.name] = 1;
+  }
   std::vector<std::string> numeric;
   if (f != nullptr) {
     for (const auto& k : f->knobs) {
@@ -116,7 +119,7 @@ bool Loader::check_expression(const std::string& expr, const std::string& field,
   if (failed()) return false;
   auto v = evaluate_in_scope(expr, c.ones, NameScope{"name", "names", &c.hints});
   // At 1 a divisor may vanish; the real values are checked per workload.
-  if (!v && v.status().message().find("division by zero") == std::string::npos) {
+  if (!v && v.status().message().find(" by zero") == std::string::npos) {
     return fail(field, c.expected, in_quotes(expr) + " (" + v.status().message() + ")");
   }
   return true;

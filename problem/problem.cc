@@ -1,6 +1,7 @@
 // The problem model's accessors (problem/problem.h).
 #include "problem/problem.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -37,23 +38,42 @@ const Workload* Problem::workload(const std::string& workload_name) const {
 }
 
 Result<double> Problem::flops(const Workload& w) const {
-  return evaluate_expression(cost.flops, w.axes);
+  return evaluate_expression(cost.flops, expression_names(w, {}));
 }
 
 Result<double> Problem::bytes(const Workload& w) const {
-  return evaluate_expression(cost.bytes, w.axes);
+  return evaluate_expression(cost.bytes, expression_names(w, {}));
 }
 
 int64_t Problem::elements(const TensorSpec& t, const Workload& w) const {
+  const std::map<std::string, int64_t> names = expression_names(w, {});
   int64_t n = 1;
   for (const auto& d : t.shape) {
-    auto it = w.axes.find(d);
-    // A workload without the axis has no such tensor; loading rejects that, so this is only
-    // reached for hand-built problems.
-    if (it == w.axes.end() || it->second <= 0) return 0;
-    if (__builtin_mul_overflow(n, it->second, &n)) return 0;
+    int64_t dim = 0;
+    if (auto it = names.find(d); it != names.end()) {
+      dim = it->second;
+    } else {
+      // Loading checks that every shape entry evaluates to a positive integer for every
+      // workload; a hand-built problem may not, and then the tensor has no elements.
+      auto v = evaluate_expression(d, names);
+      if (!v || *v != std::floor(*v) || *v < 1 || *v > 9.2e18) return 0;
+      dim = static_cast<int64_t>(*v);
+    }
+    if (dim <= 0 || __builtin_mul_overflow(n, dim, &n)) return 0;
   }
   return n;
+}
+
+std::map<std::string, std::string> Problem::param_defines() const {
+  std::map<std::string, std::string> out;
+  for (const auto& prm : params) out[prm.name] = prm.text;
+  return out;
+}
+
+std::map<std::string, std::string> Problem::defines_for(const Variant& v) const {
+  std::map<std::string, std::string> out = v.knobs;
+  for (const auto& prm : params) out[prm.name] = prm.text;
+  return out;
 }
 
 int dtype_bytes(const std::string& dtype) {

@@ -14,7 +14,7 @@ namespace arc::problem {
 struct TensorSpec {
   std::string name;
   std::string dtype;               // host problems: "f32"
-  std::vector<std::string> shape;  // axis names
+  std::vector<std::string> shape;  // axis names or expressions over axes and params
   std::string init = "uniform";    // inputs: "uniform" | "normal"
   double low = -1.0, high = 1.0;   // uniform range; normal uses mean 0, stddev `high`
   std::string alias;               // outputs (cuda): the input whose buffer this output updates
@@ -49,7 +49,18 @@ struct GemmSpec {
 
 struct Workload {
   std::string name;
-  std::map<std::string, int64_t> axes;
+  std::map<std::string, int64_t> axes;       // every declared axis, resolved to an integer
+  std::map<std::string, int64_t> constants;  // the problem's integer parameters (Param)
+};
+
+// A scalar parameter, declared once in problem.toml's [params] (e.g. eps = 1e-5, groups = 4).
+// It reaches the reference and every family as the define NAME=TEXT; an integer parameter may
+// also appear in every expression (shapes, constraints, cost model, launches, workspace).
+struct Param {
+  std::string name;
+  std::string text;  // a C literal: "4", "1e-05", "2.0"
+  double value = 0;
+  bool integer = false;
 };
 
 struct Knob {
@@ -104,14 +115,27 @@ struct Problem {
   std::vector<Launch> reference_launches;  // cuda: the reference's kernels, in order
   std::string compute_dtype;               // cuda: "f32" | "bf16" | "f16" (default: first input's)
   Candidate seed;                          // the starting implementation (the baseline)
-  std::string hash;                        // SHA-256 over problem.toml and every referenced file
+  std::vector<Param> params;               // [params], in the order written
+  std::vector<std::string> constraints;  // expressions over axes and integer params, each non-zero
+                                         // for every workload
+  // Shared sources the reference and families may #include by their path inside an include
+  // folder (problem.toml's include_dirs): include name -> text, read once at load time and
+  // counted in the problem hash, the compile-cache keys and exports.
+  std::map<std::string, std::string> headers;
+  std::string hash;  // SHA-256 over problem.toml and every referenced file
 
   const Family* family(const std::string& name) const;
   const Workload* workload(const std::string& name) const;
   Result<double> flops(const Workload& w) const;
   Result<double> bytes(const Workload& w) const;
-  // Number of elements of a tensor for a workload.
+  // Number of elements of a tensor for a workload (its shape entries are axis names or
+  // expressions over axes and integer params); 0 when a dimension does not evaluate.
   int64_t elements(const TensorSpec& t, const Workload& w) const;
+  // The params as compile-time defines, NAME -> TEXT.
+  std::map<std::string, std::string> param_defines() const;
+  // What a variant is compiled with: its knobs plus the params (a param wins over a free-source
+  // variant's define of the same name).
+  std::map<std::string, std::string> defines_for(const Variant& v) const;
 };
 
 // Loads and validates a problem from its problem.toml or the folder holding it. Errors name the

@@ -331,8 +331,12 @@ TEST_F(TempProblem, BadInitAndRange) {
 
 TEST_F(TempProblem, WorkloadAxisNotAnInteger) {
   // The example from docs/problem-format.md, verbatim.
+  expect_error(
+      with("rows = 64, cols = 128", "rows = 64, cols = 1.5"),
+      {"field 'workloads[2].axes.cols': expected a positive integer, or an expression", "got 1.5"});
+  // A string is an expression over the other axes; a name that is none is reported.
   expect_error(with("rows = 64, cols = 128", "rows = 64, cols = \"abc\""),
-               {"field 'workloads[2].axes.cols': expected a positive integer, got \"abc\""});
+               {"field 'workloads[2].axes.cols'", "got \"abc\"", "unknown axis 'abc'"});
 }
 
 TEST_F(TempProblem, WorkloadAxisNotPositive) {
@@ -381,9 +385,9 @@ TEST_F(TempProblem, MatchedRatioOutOfRange) {
 }
 
 TEST_F(TempProblem, CostExpressionWithBadToken) {
-  expect_error(with("\"5 * rows * cols\"", "\"5 * rows % cols\""),
+  expect_error(with("\"5 * rows * cols\"", "\"5 * rows ^ cols\""),
                {"field 'cost.flops'", "expected an arithmetic expression",
-                "got \"5 * rows % cols\"", "'%'"});
+                "got \"5 * rows ^ cols\"", "'^'"});
 }
 
 TEST_F(TempProblem, CostExpressionWithUndeclaredAxis) {
@@ -556,6 +560,112 @@ TEST(ProblemElements, ScalarsAndMissingAxes) {
   EXPECT_EQ(p.elements(t, w), 45);
   t.shape = {"a", "c"};
   EXPECT_EQ(p.elements(t, w), 0);
+}
+
+}  // namespace
+}  // namespace arc::problem
+
+// ---------------------------------------------------------------------------------------------
+// Format v2: shape and axis expressions, constraints, params, shared include folders
+
+namespace arc::problem {
+namespace {
+
+TEST_F(TempProblem, ShapesAndWorkloadAxesMayBeExpressions) {
+  std::string text =
+      with("shape = [\"rows\", \"cols\"]\ninit", "shape = [\"rows\", \"2 * cols\"]\ninit");
+  text = text.replace(text.find("rows = 16, cols = 32"), 20, "rows = \"cols / 2\", cols = 32");
+  auto p = load(text);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const Workload* w = p->workload("medium");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->axes.at("rows"), 16);
+  EXPECT_EQ(p->elements(p->inputs[0], *w), 16 * 64);
+  EXPECT_EQ(p->elements(p->outputs[0], *w), 16 * 32);
+}
+
+TEST_F(TempProblem, AxisExpressionsThatCannotResolveAreNamed) {
+  expect_error(with("rows = 16, cols = 32", "rows = \"cols\", cols = \"rows\""),
+               {"field 'workloads[1].axes.", "without cycles", "unknown axis"});
+  expect_error(with("rows = 16, cols = 32", "rows = \"cols / 3\", cols = 32"),
+               {"field 'workloads[1].axes.rows'", "\"cols / 3\" = 10.66"});
+  expect_error(with("shape = [\"rows\", \"cols\"]\ninit", "shape = [\"rows\", \"cols - 8\"]\ninit"),
+               {"field 'workloads[0].axes'", "tensor 'x'", "\"cols - 8\" = 0"});
+  expect_error(
+      with("shape = [\"rows\", \"cols\"]\ninit", "shape = [\"rows\", \"2 * depth\"]\ninit"),
+      {"field 'inputs[0].shape[1]'", "unknown axis 'depth'"});
+}
+
+TEST_F(TempProblem, ConstraintsHoldForEveryWorkloadOrNameTheWorkload) {
+  const std::string ok = with("reference = \"reference.cpp\"",
+                              "reference = \"reference.cpp\"\nconstraints = [\"cols % 8 == 0\", "
+                              "\"rows <= cols && rows >= 4\"]");
+  auto p = load(ok);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->constraints.size(), 2u);
+  std::string bad = ok;
+  bad.replace(bad.find("rows = 16, cols = 32"), 20, "rows = 16, cols = 36");
+  expect_error(bad, {"field 'workloads[1].axes'", "constraints[0] \"cols % 8 == 0\" does not",
+                     "rows = 16, cols = 36"});
+  expect_error(with("reference = \"reference.cpp\"",
+                    "reference = \"reference.cpp\"\nconstraints = [\"cols %% 8\"]"),
+               {"field 'constraints[0]'", "\"cols %% 8\""});
+}
+
+TEST_F(TempProblem, ParamsBecomeDefinesAndIntegerParamsJoinExpressions) {
+  auto p = load(with("reference = \"reference.cpp\"",
+                     "reference = \"reference.cpp\"\n[params]\neps = 1e-5\ngroups = 4\nneg = -0.5\n"
+                     "flag = true\n") +
+                "");
+  // [params] must precede the arrays of tables; the fixture's order puts it right after
+  // `reference`, which is a top-level key, so this is valid TOML.
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const auto defines = p->param_defines();
+  EXPECT_EQ(defines.at("eps"), "1e-05");
+  EXPECT_EQ(defines.at("groups"), "4");
+  EXPECT_EQ(defines.at("neg"), "(-0.5)");
+  EXPECT_EQ(defines.at("flag"), "1");
+  const Workload* w = p->workload("small");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->constants.at("groups"), 4);
+  EXPECT_EQ(w->constants.count("eps"), 0u);  // not an integer: not in expressions
+  Variant v;
+  v.family = "naive";
+  v.knobs = {{"UNROLL", "2"}};
+  const auto all = p->defines_for(v);
+  EXPECT_EQ(all.at("UNROLL"), "2");
+  EXPECT_EQ(all.at("eps"), "1e-05");
+}
+
+TEST_F(TempProblem, ParamsAreCheckedForNamesAndValues) {
+  expect_error(
+      with("reference = \"reference.cpp\"", "reference = \"reference.cpp\"\n[params]\nrows = 2\n"),
+      {"field 'params.rows'", "a name no axis has"});
+  expect_error(with("reference = \"reference.cpp\"",
+                    "reference = \"reference.cpp\"\n[params]\neps = \"small\"\n"),
+               {"field 'params.eps'", "a finite number"});
+  expect_error(with("reference = \"reference.cpp\"",
+                    "reference = \"reference.cpp\"\n[params]\nUNROLL = 2\n"),
+               {"field 'families[0].knobs[0].name'", "a name no parameter has"});
+}
+
+TEST_F(TempProblem, IncludeFoldersAreReadAndCountInTheHash) {
+  write_file(dir_ / "../arc_shared_include_test" / "vec.h", "#define VEC 4\n");
+  write_file(dir_ / "../arc_shared_include_test" / "sub/io.h", "// io\n");
+  const std::string text = with("reference = \"reference.cpp\"",
+                                "reference = \"reference.cpp\"\n"
+                                "include_dirs = [\"../arc_shared_include_test\"]");
+  auto p = load(text);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->headers.size(), 2u);
+  EXPECT_EQ(p->headers.at("vec.h"), "#define VEC 4\n");
+  EXPECT_EQ(p->headers.at("sub/io.h"), "// io\n");
+  write_file(dir_ / "../arc_shared_include_test" / "vec.h", "#define VEC 8\n");
+  auto q = load(text);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  EXPECT_NE(p->hash, q->hash) << "a shared source's content is part of the problem's identity";
+  fs::remove_all(dir_ / "../arc_shared_include_test");
+  expect_error(text, {"field 'include_dirs[0]'", "an existing folder"});
 }
 
 }  // namespace
