@@ -179,6 +179,7 @@ class CudaWorkload : public BoundWorkload {
       s->ref_args.in[i] = aliased[i] ? s->pristine[i].ptr() : s->in[i].ptr();
     }
     for (size_t t = 0; t < job.outputs.size(); ++t) {
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address, never dereferenced here
       s->args.out[t] = reinterpret_cast<void*>(output_ptr(job, *s, t));
       s->ref_args.out[t] = s->ref_out[t].ptr();
     }
@@ -299,6 +300,7 @@ class CudaWorkload : public BoundWorkload {
     if (job.library) {
       const GemmDesc& g = job.gemm;
       const void* c = g.c >= 0 ? s.in[static_cast<size_t>(g.c)].ptr() : nullptr;
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address, never dereferenced here
       void* d = reinterpret_cast<void*>(output_ptr(job, s, static_cast<size_t>(g.d)));
       Status st = sess_->lt()->run(*b.plan, s.in[static_cast<size_t>(g.a)].ptr(),
                                    s.in[static_cast<size_t>(g.b)].ptr(), c, d,

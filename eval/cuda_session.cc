@@ -296,7 +296,7 @@ json CudaSession::peaks() {
           if (!st || cu().cuStreamSynchronize(stream_->get()) != CUDA_SUCCESS) break;
           auto ms = (*e1)->since(**e0);
           const double rate =
-              ms && *ms > 0 ? 2.0 * size * size * static_cast<double>(size) / (*ms * 1e-3) : 0;
+              ms && *ms > 0 ? 2.0 * std::pow(static_cast<double>(size), 3) / (*ms * 1e-3) : 0;
           if (rate > best) {
             best = rate;
             best_plan = (*plan)->description() + ", " + std::to_string(size) + "^3";
