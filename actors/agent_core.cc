@@ -13,9 +13,9 @@ namespace {
 class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() { return mix64(s_ += 0x9e3779b97f4a7c15ULL); }
+  uint64_t next() { return mix64(s_ += kSplitMixIncrement); }
   size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
-  double unit() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+  double unit() { return unit_double(next()); }
 
  private:
   uint64_t s_;
@@ -160,13 +160,6 @@ std::optional<problem::Candidate> compose_gates(const CampaignView& view) {
 }
 
 }  // namespace
-
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b) {
   return mix64(mix64(mix64(campaign_seed) ^ a) ^ (b * 0x632be59bd9b4e019ULL));

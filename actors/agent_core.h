@@ -17,6 +17,7 @@
 #include "actors/draft_state.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
+#include "base/rng.h"
 #include "events/codec.h"
 #include "problem/problem.h"
 #include "skills/skill.h"
@@ -85,8 +86,8 @@ class AgentCore {
   mutable std::unordered_set<std::string> exhausted_;
 };
 
-// Deterministic 64-bit mixing (splitmix64), the source of every agent's randomness.
-uint64_t mix64(uint64_t x);
+// Deterministic 64-bit mixing (splitmix64, base/rng.h), the source of every agent's randomness.
+using arc::mix64;
 uint64_t seed_for(uint64_t campaign_seed, uint64_t a, uint64_t b);
 
 }  // namespace arc::actors

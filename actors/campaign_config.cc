@@ -337,10 +337,18 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   }
 
   const toml::table* guard = r.table("guard", false);
-  check_unknown(r, guard, "guard", {"margin"});
+  check_unknown(r, guard, "guard", {"margin", "sol_margin"});
   r.get(guard, "guard", "margin", c.margin, false, "a number in [0, 1)");
   if (!r.failed() && !(c.margin >= 0 && c.margin < 1)) {
     r.fail("guard.margin", "a number in [0, 1)", std::to_string(c.margin));
+  }
+  if (guard != nullptr && guard->contains("sol_margin")) {
+    double sol_margin = 0;
+    r.get(guard, "guard", "sol_margin", sol_margin, true, "a number in (0, 1]");
+    if (!r.failed() && !(sol_margin > 0 && sol_margin <= 1)) {
+      r.fail("guard.sol_margin", "a number in (0, 1]", std::to_string(sol_margin));
+    }
+    c.sol_margin = sol_margin;
   }
 
   const toml::table* mem = r.table("memory", false);
@@ -442,6 +450,7 @@ std::string campaign_text(const CampaignConfig& c) {
      << "\nmemory_limit_mb = " << c.evaluation.memory_limit_mb
      << "\nflush_cache = " << (c.evaluation.flush_cache ? "true" : "false")
      << "\ntiming = " << q(c.evaluation.timing) << "\n\n[guard]\nmargin = " << c.margin
+     << (c.sol_margin ? "\nsol_margin = " + std::to_string(*c.sol_margin) : std::string())
      << "\n\n[memory]\nwins = " << bound(c.wins_bound) << "\ntraps = " << bound(c.traps_bound)
      << "\n\n[plateau]\nwindow = " << c.plateau_window
      << "\ndrafting = " << (c.drafting ? "true" : "false")

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct CampaignConfig {
   std::string durability = "sync";  // sync | batch
   eval::EvalSettings evaluation;
   double margin = 0.02;            // minimum relative improvement for a KEEP
+  // [guard] sol_margin: a median below sol_margin x the SOL bound is IMPOSSIBLE; unset: the
+  // backend's default (actors/guard_core.h, sol_margin_for: host 1.0, CUDA 0.5).
+  std::optional<double> sol_margin;
   uint32_t wins_bound = 16;        // 0 = unbounded
   uint32_t traps_bound = 16;       // 0 = unbounded
   uint32_t plateau_window = 8;     // per-agent: candidates without a KEEP before drafting

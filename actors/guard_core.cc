@@ -15,6 +15,11 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
+double sol_margin_for(std::optional<double> configured, const std::string& backend) {
+  if (configured) return *configured;
+  return backend == "cuda" ? kCudaSolMargin : kHostSolMargin;
+}
+
 void GuardCore::apply(const events::Event& e) {
   switch (e.payload.type) {
     case fb::Payload::CandidateProposed: {
@@ -127,12 +132,17 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
       failure = "workload " + config_.workloads[i] + ": no result";
     } else if (!(w->median_ns > 0) || !std::isfinite(w->median_ns)) {
       failure = "workload " + w->workload + ": no valid time";
-    } else if (const double floor = w->sol_floor_ns > 0 ? w->sol_floor_ns : w->sol_ns;
+    } else if (const double floor = config_.sol_margin * w->sol_ns;
                floor > 0 && w->median_ns < floor) {
+      // (sol_floor_ns, which CUDA workers once recorded, is not consulted: the configured
+      // margin decides, and its backend default equals what they recorded.)
       std::ostringstream os;
       os << "workload " << w->workload << ": IMPOSSIBLE: median " << w->median_ns
          << " ns is below the SOL bound " << w->sol_ns << " ns";
-      if (floor != w->sol_ns) os << " x " << floor / w->sol_ns << " = " << floor << " ns";
+      if (floor != w->sol_ns) os << " x " << config_.sol_margin << " = " << floor << " ns";
+      for (const auto& d : w->details) {
+        if (d->key == "sol_bound") os << " (" << d->value << ")";
+      }
       failure = os.str();
     }
   }

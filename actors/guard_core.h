@@ -1,8 +1,9 @@
 #pragma once
 // GuardCore: the only judge of candidates. From an evaluation, the baseline and the proposing
 // agent's incumbent it decides KEEP, REVERT, REJECT or STOP (DESIGN.md §6 step 6):
-//   REJECT  any workload not OK (compile error, wrong result, crash, timeout, ...) or a time
-//           below its SOL bound; records a trap for the move.
+//   REJECT  any workload not OK (compile error, wrong result, crash, timeout, ...) or a median
+//           below sol_margin x its SOL bound (IMPOSSIBLE: the workers report sol_ns, this is
+//           the one place that judges it); records a trap for the move.
 //   KEEP    every workload OK and score > incumbent × (1 + margin), where the margin is the
 //           configured one or the measured noise, whichever is larger; records a win.
 //   REVERT  correct but not better by the margin.
@@ -19,11 +20,24 @@
 
 namespace arc::actors {
 
+// Default [guard] sol_margin per backend, the factors the workers applied before the guard
+// took the verdict over (so decisions on earlier logs re-derive unchanged). Host: the peaks are
+// upper bounds (in-cache memcpy, every thread), so the bound itself. CUDA: 0.5, wide on purpose
+// (docs/cuda-evaluator.md, "SOL"): the peaks are measured, not theoretical; a read-mostly kernel
+// can exceed the copy bandwidth; output that stays in L2 is not DRAM traffic yet; short GEMMs
+// run at boost clock. Either still catches skipped or cached work, off by orders of magnitude.
+inline constexpr double kHostSolMargin = 1.0;
+inline constexpr double kCudaSolMargin = 0.5;
+// The configured margin, else the backend's default ("cuda": kCudaSolMargin, else host's).
+double sol_margin_for(std::optional<double> configured, const std::string& backend);
+
 struct GuardConfig {
   double margin = 0.02;
   uint32_t budget = 40;  // decided candidates, the baseline excluded
   std::string kernel_type;
   std::vector<std::string> workloads;  // problem order
+  // IMPOSSIBLE when a workload's median < sol_margin x its sol_ns (sol_margin_for()).
+  double sol_margin = kHostSolMargin;
 };
 
 struct GuardOutcome {

@@ -460,7 +460,6 @@ struct CudaEvaluator::Impl {
           {"matched_ratio", problem.tolerance.matched_ratio}}},
         {"peak_bandwidth_bytes_per_s", measured ? measured->bandwidth_bytes_per_s : 0.0},
         {"peak_flops_per_s", measured ? measured->flops_per_s : 0.0},
-        {"sol_margin", options.sol_margin},
         {"workloads", std::move(workloads)}};
     std::vector<std::string> names;
     for (const auto& w : problem.workloads) names.push_back(w.name);

@@ -32,10 +32,7 @@ struct CudaEvaluatorOptions {
   double worker_start_timeout_s = 60;  // context creation + runtime kernels
   double peaks_timeout_s = 300;
   bool use_peaks_cache = true;
-  // IMPOSSIBLE when the median is below sol_margin x the SOL bound (docs/performance.md: the
-  // bound comes from measured, not theoretical, peaks, and output writes that stay in L2 are
-  // not DRAM traffic, so a legitimate kernel can beat the bytes term on small shapes).
-  double sol_margin = 0.5;
+  // (The faster-than-SOL verdict is the guard's: [guard] sol_margin, actors/guard_core.h.)
 };
 
 class CudaEvaluator final : public Evaluator {

@@ -1,8 +1,11 @@
 #pragma once
 // The GPU worker: `arc-eval --worker --backend cuda --cache DIR` serves the protocol of
-// eval/worker.h on the first CUDA device. Its "ready" message adds "backend":"cuda",
-// "device" (DeviceInfo::describe), "uuid", "arch", "pci_bus_id", "driver_version"; without a
-// usable driver or device it sends {"op":"unavailable","error":"..."} and exits 5.
+// eval/worker.h (the frame loop) and eval/measure.h (the measurement protocol, the same for
+// every backend) on the first CUDA device, through a Device (eval/device.h) implemented by
+// eval/cuda_device.cc on a CudaSession (eval/cuda_session.h). Its "ready" message adds
+// "backend":"cuda", "device" (DeviceInfo::describe), "uuid", "arch", "pci_bus_id",
+// "driver_version"; without a usable driver or device it sends {"op":"unavailable","error":"..."}
+// and exits 5.
 //
 // Requests differ from the host's in "timing" and the workload entries (eval/cuda_evaluator.cc
 // builds them):
@@ -14,11 +17,13 @@
 //    "gemm":null | {"a","b","c","d" (tensor indices; c -1: none),"m","n","k","dtype",
 //                   "variant","config":{HEUR,TILE,STAGES,SPLITK,REDUCTION,SWIZZLE}},
 //    "reference_module":"<reference cubin>","reference_launches":[...]}
-// and the top level adds "sol_margin" (IMPOSSIBLE when median < sol_margin * sol_ns).
+// (eval/cuda_request.h parses them). A "sol_margin" field, which older parents sent, is ignored:
+// whether a median below the SOL bound is impossible is the guard's decision ([guard]
+// sol_margin).
 // The "peaks" reply is {"op":"peaks","bandwidth_bytes_per_s","flops":{"bf16","f16","f32"},
 // "device","method","details":[{"key","value"}]}.
 //
-// Per workload, in problem order (the first failure makes the rest NOT_RUN):
+// What the CUDA device does at each step of the protocol (eval/measure.h), per workload:
 //   bind: the cubins are loaded (kept across requests), the kernels looked up, dynamic shared
 //     memory above 48 KiB enabled; a library family gets its cuBLASLt plan (a configuration
 //     cuBLASLt refuses -> LOAD_ERROR with the reason). The plan or the launches are recorded in
@@ -49,21 +54,18 @@
 //     "cuda_events", with detail "timing_method_reason"; under "cupti" that is CRASH instead.
 //     "timing":"cuda_events" switches CUPTI's activity collection off. "ready" adds "cupti":
 //     the library loaded, or "unavailable: <reason>".
-//   re-check: each set's inputs are digested as the candidate left them and drawn again from
+//   re-check (Recheck::kLastUseOfSet): each set's inputs are digested as the candidate left them
+//   and drawn again from
 //     its last repetition's seed (a difference -> WRONG_RESULT "wrote to its input"); then the
 //     reference runs on them and the set's outputs (from that last timed run) are compared
 //     -> STALE_OUTPUT (a cache keyed by address or contents serves stale outputs).
-//   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9 from the measured peaks;
-//     median < sol_margin * sol_ns -> IMPOSSIBLE.
+//   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9 from the measured peaks
+//     (eval/measure.h); the guard rejects a median below sol_margin x sol_ns (0.5 by default
+//     for CUDA problems, actors/guard_core.h).
 //   errors: an illegal address, a trap, a misaligned access (sticky errors) -> CRASH, and the
 //     worker exits after its reply ("exiting": true) so a fresh one takes the next candidate;
 //     cuMemAlloc out of memory -> OUT_OF_MEMORY; a refused launch (too much shared memory, too
 //     many registers for the block) -> LOAD_ERROR; a hang is the parent's watchdog's (TIMEOUT).
-#include <filesystem>
-
 namespace arc::eval {
-
-// Serves requests until EOF or "shutdown"; returns the exit status.
-int serve_cuda_worker(int in_fd, int out_fd, const std::filesystem::path& cache_dir);
-
+// make_cuda_device (eval/device.h) is the entry point.
 }  // namespace arc::eval

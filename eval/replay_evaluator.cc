@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/rng.h"
+#include "base/stats.h"
 #include "storage/journal.h"
 
 namespace arc::eval {
@@ -9,33 +11,19 @@ namespace arc::eval {
 using problem::Candidate;
 namespace {
 
-uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(sorted.size() - 1, lo + 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
-
 // Bootstrap redraw of each workload's samples.
 void resample(fb::CandidateEvaluatedT& e, uint64_t seed) {
   for (auto& w : e.workloads) {
     if (w->status != fb::WorkloadStatus::OK || w->samples_ns.empty()) continue;
     uint64_t s = seed;
-    for (char c : e.candidate_hash + "|" + w->workload) s = splitmix(s) ^ static_cast<uint8_t>(c);
+    for (char c : e.candidate_hash + "|" + w->workload) s = splitmix64(&s) ^ static_cast<uint8_t>(c);
     std::vector<double> drawn(w->samples_ns.size());
-    for (auto& x : drawn) x = w->samples_ns[splitmix(s) % w->samples_ns.size()];
+    for (auto& x : drawn) x = w->samples_ns[splitmix64(&s) % w->samples_ns.size()];
     w->samples_ns = drawn;
     std::sort(drawn.begin(), drawn.end());
-    w->median_ns = quantile(drawn, 0.5);
-    w->p25_ns = quantile(drawn, 0.25);
-    w->p75_ns = quantile(drawn, 0.75);
+    w->median_ns = quantile_sorted(drawn, 0.5);
+    w->p25_ns = quantile_sorted(drawn, 0.25);
+    w->p75_ns = quantile_sorted(drawn, 0.75);
     w->min_ns = drawn.front();
     w->spread = w->median_ns > 0 ? (w->p75_ns - w->p25_ns) / w->median_ns : 0;
   }

@@ -11,7 +11,7 @@
 //   parent -> worker  {"op":"evaluate","input_seed":S,"rounds":R,"warmup":W,"repetitions":N,
 //                      "buffer_sets":K,"flush_cache":bool,"timing":"auto"|"cuda_events"|"cupti",
 //                      "tolerance":{"atol","rtol","matched_ratio"},
-//                      "peak_bandwidth_bytes_per_s":B,"peak_flops_per_s":F,   (0: no SOL check)
+//                      "peak_bandwidth_bytes_per_s":B,"peak_flops_per_s":F,   (0: no SOL bound)
 //                      "reference":"<ref .so>",
 //                      "workloads":[{"name","index","object":"<.so>","axes":[int...],
 //                                    "flops","bytes",
@@ -23,7 +23,9 @@
 //                     same entry the result carries), so earlier results survive a later crash
 //   worker -> parent  {"op":"result","workloads":[{"workload","status":"OK"|...,"error",
 //                      "samples_ns":[...],"median_ns","p25_ns","p75_ns","min_ns","spread",
-//                      "sol_ns","method","max_abs_error","matched_ratio","rounds"}],
+//                      "sol_ns","method","max_abs_error","matched_ratio","rounds",
+//                      "details":[{"key","value"}] (when there are any; "sol_bound" says which
+//                      bound sol_ns is)}],
 //                      "exiting":bool}   exiting: the worker is no longer trustworthy (a
 //                      candidate leaked memory up to the limit, or left a thread running)
 //                      and exits after this reply
@@ -33,34 +35,45 @@
 //                     written from a signal handler just before the worker dies of SIGSEGV,
 //                     SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP or SIGSYS
 //
-// Per workload, in problem order (the first failure makes the rest NOT_RUN):
-//   load: dlopen the object, dlsym arc_kernel (eval/host_abi.h); failure -> LOAD_ERROR.
-//   correctness: R rounds; inputs from derive_seed(input_seed, workload index, round) through
-//     xoshiro256** (uniform low..high, or normal: mean 0, stddev `high`, as the sum of 12
-//     uniforms - 6, which needs no libm and so is bit-identical on every machine); outputs
-//     poisoned with NaN before every run; the reference (arc_reference) runs in double on the
-//     same values. Pass iff no NaN/Inf, no output tensor all zero where the reference is not,
-//     and the fraction within atol + rtol*|ref| >= matched_ratio. -> WRONG_RESULT.
-//   timing: K buffer sets (separately allocated; inputs from stream 0x10000 + set), W warm-up
-//     runs, then N timed runs rotating the sets; every use of a set moves its tensors to a new
-//     address (64 bytes further into their allocations), so a cache keyed by address never
-//     hits; before each run, outputs poisoned and, with flush_cache, a buffer of
-//     min(2 x LLC, 64 MiB) written line by line (regular stores: a non-temporal memset would
-//     not evict). Samples by steady_clock around the call.
+// The "evaluate" request is served by the measurement protocol, written once for every backend
+// (eval/measure.h: bind, correctness rounds, timing, re-check, statistics, SOL bound, the
+// NOT_RUN rule); a result reports sol_ns and the statistics, and the guard decides whether a
+// median below the bound is impossible (actors/guard_core.h, [guard] sol_margin). The frame
+// loop above is written once too (serve_device); the backend is a Device (eval/device.h):
+//
+// The host backend (eval/host_device.cc), per workload:
+//   bind: dlopen the object, dlsym arc_kernel (eval/host_abi.h); failure -> LOAD_ERROR.
+//   inputs: from derive_seed(input_seed, workload index, stream) through xoshiro256**
+//     (base/rng.h; uniform low..high, or normal: mean 0, stddev `high`, as the sum of 12
+//     uniforms - 6, which needs no libm and so is bit-identical on every machine); streams
+//     0..R-1 are the correctness rounds, 0x10000 + k timing set k. The reference
+//     (arc_reference) runs in double on the same values right after they are drawn.
+//   correctness: outputs poisoned with NaN before every run. Pass iff no NaN/Inf, no output
+//     tensor all zero where the reference is not, and the fraction within atol + rtol*|ref| >=
+//     matched_ratio. -> WRONG_RESULT. An input that no longer holds what was drawn ->
+//     WRONG_RESULT "wrote to its input".
+//   timing: K buffer sets (separately allocated), W warm-up runs, then N timed runs rotating
+//     the sets; every use of a set moves its tensors to a new address (64 bytes further into
+//     their allocations), so a cache keyed by address never hits; before each run, outputs
+//     poisoned and, with flush_cache, a buffer of min(2 x LLC, 64 MiB) written line by line
+//     (regular stores: a non-temporal memset would not evict). Samples by steady_clock around
+//     the call (method "steady_clock").
 //   the reference's outputs sit in pages of their own, mapped PROT_NONE while candidate code
 //     runs, so a candidate searching its address space for the answer finds none.
-//   re-check: the output of every timed run must match the reference for its set's inputs
-//     -> STALE_OUTPUT (catches work skipped or replayed after the first calls).
+//   re-check (Recheck::kEveryRepetition): the output of every timed run must match the
+//     reference for its set's inputs -> STALE_OUTPUT (catches work skipped or replayed after
+//     the first calls).
 //   threads: counted right after every call; a kernel that leaves threads running after it
 //     returns -> WRONG_RESULT (work could escape the timed region), and the worker exits after
 //     its reply.
-//   SOL: sol_ns = max(flops / peak_flops, bytes / peak_bandwidth) * 1e9; median < sol_ns ->
-//     IMPOSSIBLE.
 //   std::bad_alloc from a kernel -> OUT_OF_MEMORY; other exceptions -> CRASH; a non-zero
 //     return code -> WRONG_RESULT naming the code.
+// The CUDA backend: eval/cuda_worker.h.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "eval/measure.h"  // derive_seed, summarize_samples
 
 namespace arc::eval {
 
@@ -101,14 +114,9 @@ struct Peaks {
 // ISA the CPU has (AVX-512, AVX2+FMA, SSE), an FMA or a mul+add counting 2 flops.
 Peaks measure_peaks();
 
-struct SampleStats {
-  double median = 0, p25 = 0, p75 = 0, min = 0;
-  double spread = 0;  // (p75 - p25) / median; 0 when the median is 0
-};
-// Quantiles by linear interpolation between order statistics (numpy's default).
-SampleStats summarize_samples(std::vector<double> samples);
-
-// Seed of one input stream: streams 0..R-1 are correctness rounds, 0x10000 + k timing set k.
-uint64_t derive_seed(uint64_t input_seed, uint64_t workload_index, uint64_t stream);
+// The frame loop: sends "ready" (with device->describe()), then answers "peaks", "evaluate"
+// (eval/measure.h) and "shutdown" until EOF; returns the process exit status. Exits right after
+// a reply when the device is tainted.
+int serve_device(Device& device, int in_fd, int out_fd);
 
 }  // namespace arc::eval

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_runner.h"
+#include "base/rng.h"
+#include "base/stats.h"
 #include "eval/evaluators.h"
 #include "eval/replay_evaluator.h"
 #include "replay/analyze.h"
@@ -20,25 +22,10 @@
 namespace arc::replay {
 namespace {
 
-uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 double geo(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += std::log(std::max(x, 1e-300));
   return v.empty() ? 1.0 : std::exp(s / static_cast<double>(v.size()));
-}
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 Status apply_change(actors::CampaignConfig& c, const std::string& change) {
@@ -300,13 +287,13 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     std::vector<double> ratios;
     for (uint32_t k = 0; k < o.bootstrap; ++k) {
       std::vector<double> a, b;
-      for (size_t i = 0; i < mine.size(); ++i) a.push_back(mine[splitmix(s) % mine.size()]);
-      for (size_t i = 0; i < ref.size(); ++i) b.push_back(ref[splitmix(s) % ref.size()]);
+      for (size_t i = 0; i < mine.size(); ++i) a.push_back(mine[arc::splitmix64(&s) % mine.size()]);
+      for (size_t i = 0; i < ref.size(); ++i) b.push_back(ref[arc::splitmix64(&s) % ref.size()]);
       ratios.push_back(geo(a) / geo(b));
     }
     if (!ratios.empty()) {
-      r.ratio_low = percentile(ratios, 0.025);
-      r.ratio_high = percentile(ratios, 0.975);
+      r.ratio_low = arc::quantile(ratios, 0.025);
+      r.ratio_high = arc::quantile(ratios, 0.975);
     }
     double mean = 0, var = 0;
     for (double x : mine) mean += std::log(x);
@@ -325,7 +312,7 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
         }
         need.push_back(n);
       }
-      const double med = percentile(need, 0.5);
+      const double med = arc::quantile(need, 0.5);
       r.to_reach.push_back(med >= 1e18 ? -1 : med);
     }
   }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_config.h"
+#include "base/stats.h"
 #include "eval/worker.h"
 #include "problem/problem.h"
 #include "replay/summary.h"
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 double median_of(std::vector<double> v) {
-  return v.empty() ? 0 : eval::summarize_samples(std::move(v)).median;
+  return arc::median(std::move(v));
 }
 
 // The candidate the campaign proposed as its baseline (move "baseline"), from the log.

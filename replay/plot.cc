@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/stats.h"
+
 namespace arc::replay {
 namespace {
 
@@ -90,14 +92,6 @@ void legend(std::ostringstream& os, int row, const std::string& color, const std
   os << "<line x1=\"" << x << "\" y1=\"" << y << "\" x2=\"" << x + 24 << "\" y2=\"" << y
      << "\" stroke=\"" << color << "\" stroke-width=\"" << width << "\"/><text x=\"" << x + 30
      << "\" y=\"" << y + 4 << "\" font-size=\"12\">" << esc(label) << "</text>\n";
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 // Median line and interquartile band over runs, as steps, in one colour.

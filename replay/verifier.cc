@@ -140,7 +140,8 @@ class Verifier {
     view_ = std::make_unique<actors::CampaignView>(names);
     memory_ =
         std::make_unique<actors::MemoryCore>(actors::MemoryBounds{c.wins_bound, c.traps_bound});
-    actors::GuardConfig gc{c.margin, c.budget, rec_->problem.kernel_type, names};
+    actors::GuardConfig gc{c.margin, c.budget, rec_->problem.kernel_type, names,
+                           actors::sol_margin_for(c.sol_margin, rec_->problem.backend)};
     guard_ = std::make_unique<actors::GuardCore>(gc);
     plateau_ = std::make_unique<actors::PlateauCore>(
         actors::PlateauConfig{c.plateau_window, c.global_plateau});

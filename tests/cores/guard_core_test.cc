@@ -92,6 +92,36 @@ TEST_F(GuardCoreTest, RejectsATimeBelowTheSolBound) {
   EXPECT_NE(out.decision.reason.find("IMPOSSIBLE"), std::string::npos);
 }
 
+TEST_F(GuardCoreTest, TheSolMarginIsTheGuardsAndDefaultsPerBackend) {
+  EXPECT_EQ(sol_margin_for(std::nullopt, "host"), 1.0);
+  EXPECT_EQ(sol_margin_for(std::nullopt, "cuda"), 0.5);
+  EXPECT_EQ(sol_margin_for(0.25, "cuda"), 0.25);
+  // A median of 500 ns against a bound of 600 ns: impossible for a host problem, plausible
+  // for a CUDA one (measured peaks; docs/cuda-evaluator.md), impossible again under 0.9.
+  auto p = proposal("a1", variant("32"), "knob:TILE_M=32");
+  auto ev = evaluation(p.candidate_hash, {500, 4000});
+  ev.workloads[0]->sol_ns = 600;
+  auto decide_with = [&](double sol_margin) {
+    GuardConfig gc{0.02, 3, "softmax", {"small", "large"}, sol_margin};
+    GuardCore core(gc);
+    for (const auto& e : log_.log()) core.apply(e);
+    return core.decide(p, ev, 10).decision;
+  };
+  EXPECT_EQ(decide_with(kCudaSolMargin).verdict, fb::Verdict::KEEP);
+  const auto strict = decide_with(0.9);
+  EXPECT_EQ(strict.verdict, fb::Verdict::REJECT);
+  EXPECT_NE(strict.reason.find("IMPOSSIBLE: median 500 ns is below the SOL bound 600 ns x 0.9 = 540 ns"),
+            std::string::npos)
+      << strict.reason;
+  // An evaluation a worker already judged (logs written before the guard took the verdict
+  // over) is rejected for its status, whatever the margin.
+  ev.workloads[0]->status = fb::WorkloadStatus::IMPOSSIBLE;
+  ev.workloads[0]->error = "median 500 ns is below the speed-of-light bound";
+  const auto old = decide_with(kCudaSolMargin);
+  EXPECT_EQ(old.verdict, fb::Verdict::REJECT);
+  EXPECT_NE(old.reason.find("small: IMPOSSIBLE: median 500 ns"), std::string::npos) << old.reason;
+}
+
 TEST_F(GuardCoreTest, ComparesAgainstTheAgentsIncumbent) {
   auto p = proposal("a1", variant("16"), "knob:TILE_M=16");
   auto ev = evaluation(p.candidate_hash, {500, 4000});

@@ -1,0 +1,22 @@
+#pragma once
+// Order statistics of measured samples, the one definition every module uses (the worker's
+// statistics, the replay evaluator's bootstrap, confirmation, ablation, plots).
+#include <vector>
+
+namespace arc {
+
+// The q-quantile (0 <= q <= 1) of ascending `sorted` by linear interpolation between order
+// statistics (numpy's default, "linear"); 0 for no samples.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+// The same of unsorted samples.
+double quantile(std::vector<double> samples, double q);
+inline double median(std::vector<double> samples) { return quantile(std::move(samples), 0.5); }
+
+struct SampleStats {
+  double median = 0, p25 = 0, p75 = 0, min = 0;
+  double spread = 0;  // (p75 - p25) / median; 0 when the median is 0
+};
+// Median, quartiles (quantile() above), minimum and spread; all 0 for no samples.
+SampleStats summarize_samples(std::vector<double> samples);
+
+}  // namespace arc
