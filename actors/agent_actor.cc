@@ -59,19 +59,12 @@ void async_step(agent_actor self, CampaignContext* ctx) {
 
 }  // namespace
 
-caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
-                       caf::actor journal, caf::actor memory, caf::actor guard) {
-  if (ctx->config.agents.at(index).backend != "builtin") {
-    return spawn_external_agent(sys, ctx, index, std::move(journal), std::move(memory),
-                                std::move(guard));
-  }
+caf::actor spawn_builtin_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                               caf::actor journal, caf::actor memory, caf::actor guard) {
   auto impl = [](agent_actor self, CampaignContext* ctx, uint32_t index, caf::actor journal,
                  caf::actor memory, caf::actor guard) -> caf::behavior {
-    const auto& cfg = ctx->config.agents.at(index);
-    AgentSetup setup{cfg.name, index, cfg.skill, ctx->config.seed, ctx->config.drafting,
-                     ctx->config.sibling_inspection};
     auto& st = self->state;
-    st.core = std::make_unique<AgentCore>(setup, ctx->problem, ctx->skills);
+    st.core = ctx->cores->agent(index);
     st.start(self, ctx, std::move(journal), std::move(memory), std::move(guard));
     auto propose = [](agent_actor s, CampaignContext* c, auto then) { propose_now(s, c, std::move(then)); };
     auto step = [](agent_actor s, CampaignContext* c) { async_step(s, c); };

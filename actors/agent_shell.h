@@ -31,9 +31,7 @@ struct AgentShellState {
   // The view over the problem's workloads, the actors it talks to, and its subscription.
   template <class Self>
   void start(Self self, CampaignContext* ctx, caf::actor j, caf::actor m, caf::actor g) {
-    std::vector<std::string> names;
-    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
-    view = std::make_unique<CampaignView>(std::move(names));
+    view = ctx->cores->view();
     journal = std::move(j);
     memory = std::move(m);
     guard = std::move(g);

@@ -283,11 +283,7 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
   auto impl = [](campaign_actor self, CampaignContext* ctx, caf::actor journal, caf::actor guard,
                  caf::actor plateau, std::vector<caf::actor> agents) -> caf::behavior {
     auto& st = self->state;
-    std::vector<std::string> names, agent_names;
-    for (const auto& w : ctx->problem.workloads) names.push_back(w.name);
-    for (const auto& a : ctx->config.agents) agent_names.push_back(a.name);
-    st.core = std::make_unique<CampaignCore>(ctx->config.budget, ctx->config.global_plateau,
-                                             std::move(agent_names), std::move(names));
+    st.core = ctx->cores->campaign();
     st.journal = journal;
     st.guard = guard;
     st.plateau = plateau;

@@ -7,6 +7,7 @@
 
 #include <toml++/toml.h>
 
+#include "actors/agent_backend_registry.h"
 #include "base/toml_text.h"
 
 namespace arc::actors {
@@ -383,7 +384,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     AgentConfig a;
     r.get(t, prefix, "name", a.name, true, "an agent name (letters, digits, '-', '_')");
     r.get(t, prefix, "skill", a.skill, true, "the name of a folder under skills/");
-    r.get(t, prefix, "backend", a.backend, false, "\"builtin\", \"llm\" or \"exec\"");
+    r.get(t, prefix, "backend", a.backend, false, agent_backend_choices().c_str());
     r.get(t, prefix, "model", a.model, false, "a model name");
     if (r.failed()) return r.status();
     if (t->get("model") != nullptr && (a.backend != "llm" || a.model.empty())) {
@@ -415,8 +416,8 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
              "\"" + a.name + "\"");
     } else if (!names.insert(a.name).second) {
       r.fail(prefix + ".name", "a name no other agent has", "\"" + a.name + "\" again");
-    } else if (a.backend != "builtin" && a.backend != "llm" && a.backend != "exec") {
-      r.fail(prefix + ".backend", "\"builtin\", \"llm\" or \"exec\"", "\"" + a.backend + "\"");
+    } else if (find_agent_backend(a.backend) == nullptr) {
+      r.fail(prefix + ".backend", agent_backend_choices(), "\"" + a.backend + "\"");
     } else if (std::error_code ec;
                !std::filesystem::exists(c.skills / a.skill / "skill.toml", ec)) {
       r.fail(prefix + ".skill", "a skill folder under " + c.skills.string(), "\"" + a.skill + "\"");

@@ -7,6 +7,7 @@
 #include <flatbuffers/base.h>
 #include <rocksdb/version.h>
 
+#include "actors/agent_backend_registry.h"
 #include "actors/agent_backends.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
@@ -80,34 +81,21 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
-  std::shared_ptr<AgentBackend> llm_backend;
   std::vector<std::shared_ptr<AgentBackend>> agent_backends;
+  std::map<std::string, std::shared_ptr<AgentBackend>> shared_backends;
   std::map<std::string, std::string> family_sources;
   for (const auto& a : prepared.config.agents) {
-    agent_backends.emplace_back();
-    if (a.backend == "llm") {
-      if (!llm_backend) {
-        auto b = make_llm_backend(prepared.config.llm);
-        if (!b) {
-          return Status::invalid_argument(prepared.config.file.string() + ": " +
-                                          b.status().message());
-        }
-        llm_backend = std::move(b.value());
-      }
-      agent_backends.back() = llm_backend;
-    } else if (a.backend == "exec") {
-      ExecConfig ec = prepared.config.exec;
-      if (!a.command.empty()) ec.command = a.command;
-      auto b = make_exec_backend(ec);
-      if (!b) {
-        return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name + ": " +
-                                        b.status().message());
-      }
-      agent_backends.back() = std::move(b.value());
+    const AgentBackendKind* kind = find_agent_backend(a.backend);
+    if (kind == nullptr) {
+      return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name +
+                                      ": unknown backend \"" + a.backend + "\"");
     }
+    auto b = kind->transport(prepared.config, a, shared_backends[a.backend]);
+    if (!b) return b.status();
+    agent_backends.push_back(std::move(b.value()));
   }
-  if (llm_backend || std::any_of(agent_backends.begin(), agent_backends.end(),
-                                 [](const auto& b) { return b != nullptr; })) {
+  if (std::any_of(agent_backends.begin(), agent_backends.end(),
+                  [](const auto& b) { return b != nullptr; })) {
     auto sources = problem::read_family_sources(prepared.problem);
     if (!sources) return sources.status();
     family_sources = std::move(sources.value());
@@ -172,6 +160,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   ctx.detached_guard = options.guard_thread;
   ctx.agent_backends = std::move(agent_backends);
   ctx.family_sources = std::move(family_sources);
+  ctx.build_cores();
 
   std::string stop_reason;
   Status failure;

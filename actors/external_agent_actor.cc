@@ -101,22 +101,8 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
   auto impl = [](external_actor self, CampaignContext* ctx, uint32_t index, caf::actor journal,
                  caf::actor memory, caf::actor guard) -> caf::behavior {
     const auto& cfg = ctx->config.agents.at(index);
-    const CampaignConfig& c = ctx->config;
-    ExternalSetup setup;
-    setup.agent = AgentSetup{cfg.name, index, cfg.skill, c.seed, c.drafting, c.sibling_inspection};
-    setup.backend = cfg.backend;
-    setup.device = ctx->device;
-    if (cfg.backend == "llm") {
-      setup.model = cfg.model.empty() ? c.llm.model : cfg.model;
-      setup.temperature = c.llm.temperature;
-      setup.max_tokens = c.llm.max_tokens;
-      setup.max_failures = c.llm.max_failures;
-    } else {
-      setup.max_failures = c.exec.max_failures;
-    }
     auto& st = self->state;
-    st.core = std::make_unique<ExternalAgentCore>(std::move(setup), ctx->problem, ctx->skills,
-                                                  ctx->family_sources);
+    st.core = ctx->cores->external_agent(index);
     st.backend = index < ctx->agent_backends.size() ? ctx->agent_backends[index].get() : nullptr;
     st.start(self, ctx, std::move(journal), std::move(memory), std::move(guard));
     if (st.backend == nullptr) {

@@ -17,12 +17,6 @@ constexpr size_t kMaxSourceBytes = 256 * 1024;
 // Faster siblings whose sources a plateau prompt shows.
 constexpr size_t kMaxSiblings = 3;
 
-std::string fmt_double(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -170,14 +164,6 @@ ParsedReply make_candidate(std::string source, const json& launch, const problem
   c.base = std::move(v);
   r.candidate = std::move(c);
   return r;
-}
-
-std::string host_abi_text() {
-  return "Host ABI: define `extern \"C\" int arc_kernel(const arc_host_args* a)` after "
-         "`#include \"eval/host_abi.h\"`. arc_host_args has `const float* const* inputs; int32_t "
-         "n_inputs; float* const* outputs; int32_t n_outputs; const int64_t* axes; int32_t "
-         "n_axes;` Tensors are dense row-major float32 in the order listed below; axes[] holds "
-         "the workload's axis values in the order listed. Return 0 on success.";
 }
 
 }  // namespace
@@ -516,93 +502,12 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
             "optionally a ```json block {\"knobs\": {\"NAME\": \"VALUE\"}} of defines.";
   req.context = ctx.dump();
 
-  if (setup_.backend == "exec") {
-    req.prompt = req.context;
-  } else {
-    std::string system =
-        "You are a GPU and CPU performance engineer improving one kernel of the KernelArc "
-        "problem below. A deterministic guard compiles your code, checks it against a "
-        "high-precision reference on fresh random inputs and times it; only a correct and "
-        "faster implementation is kept.\n\nStrategy (skill " +
-        req.skill + "):\n" + (skill ? skill->guidance : std::string()) +
-        "\n\nReply format: " + ctx["reply_format"].get<std::string>();
-    std::string user;
-    user += "# Problem " + p.name + " (" + p.kernel_type + ", backend " + p.backend + ")\n" +
-            p.description + "\nDevice: " + setup_.device + "\nAxes: ";
-    for (const auto& a : p.axes) user += a + " ";
-    user += "\nInputs:";
-    for (const auto& t : p.inputs) {
-      user += " " + t.name + " " + t.dtype + "[";
-      for (size_t i = 0; i < t.shape.size(); ++i) user += (i ? "," : "") + t.shape[i];
-      user += "]";
-    }
-    user += "\nOutputs:";
-    for (const auto& t : p.outputs) {
-      user += " " + t.name + " " + t.dtype + "[";
-      for (size_t i = 0; i < t.shape.size(); ++i) user += (i ? "," : "") + t.shape[i];
-      user += "]" + (t.alias.empty() ? "" : " (in place over " + t.alias + ")");
-    }
-    user += "\nWorkloads:";
-    for (const auto& w : p.workloads) {
-      user += " " + w.name + " {";
-      bool first = true;
-      for (const auto& [a, v] : w.axes) {
-        user += (first ? "" : ", ") + a + "=" + std::to_string(v);
-        first = false;
-      }
-      user += "}";
-    }
-    user += "\nTolerance: |out - ref| <= " + fmt_double(p.tolerance.atol) + " + " +
-            fmt_double(p.tolerance.rtol) + " * |ref| for a fraction " +
-            fmt_double(p.tolerance.matched_ratio) +
-            " of elements\nCost model: flops = " + p.cost.flops + ", bytes = " + p.cost.bytes +
-            "\n";
-    if (p.backend != "cuda") user += host_abi_text() + "\n";
-    if (p.backend == "cuda") {
-      user +=
-          "Families and their launches (your source replaces a family's source and keeps "
-          "its launches):\n";
-      for (const auto& f : p.families) {
-        if (!f.library.empty()) continue;
-        user += "- " + f.name + ":";
-        for (const auto& l : f.launches) {
-          user += " " + l.kernel + "<<<(";
-          for (size_t i = 0; i < l.grid.size(); ++i) user += (i ? ", " : "") + l.grid[i];
-          user += "), (";
-          for (size_t i = 0; i < l.block.size(); ++i) user += (i ? ", " : "") + l.block[i];
-          user += "), " + l.shared + ">>>";
-        }
-        user += "; knobs:";
-        for (const auto& k : f.knobs) user += " " + k.name;
-        user += "\n";
-      }
-    }
-    user += "\n# Incumbent (score " + fmt_double(base_score) + "x over the baseline)\n```\n" +
-            source_of(req.base.base) + "\n```\nEvaluation:";
-    for (const auto& w : ctx["incumbent"]["evaluation"]) {
-      user += " " + w["workload"].get<std::string>() + " " +
-              (w["ok"].get<bool>() ? fmt_double(w["median_ns"].get<double>()) + " ns" : "FAILED");
-    }
-    user += "\n";
-    if (!wins.empty() || !traps.empty()) {
-      user += "\n# What the campaign learned\n";
-      for (const auto& w : recall.wins) {
-        user += "- win: " + w.move + " (" + fmt_double(w.speedup) + "x)\n";
-      }
-      for (const auto& t : recall.traps) user += "- trap: " + t.move + " (" + t.why + ")\n";
-    }
-    for (const auto& [agent, sib] : faster) {
-      user += "\n# Faster sibling " + agent + " (score " + fmt_double(sib->score) + "x)\n```\n" +
-              source_of(sib->candidate.base) + "\n```\n";
-    }
-    user += "\nWrite a faster correct implementation.";
-    json body = {{"model", setup_.model},
-                 {"messages", json::array({{{"role", "system"}, {"content", system}},
-                                           {{"role", "user"}, {"content", user}}})},
-                 {"temperature", setup_.temperature},
-                 {"max_tokens", setup_.max_tokens}};
-    req.prompt = body.dump();
+  std::vector<PromptInput::Sibling> siblings;
+  for (const auto& [agent, sib] : faster) {
+    siblings.push_back({agent, sib->score, source_of(sib->candidate.base)});
   }
+  req.prompt = format().prompt(PromptInput{setup_, p, skill, req.skill, ctx, base_score,
+                                         source_of(req.base.base), recall, std::move(siblings)});
   out.request = std::move(req);
   return out;
 }
@@ -625,9 +530,7 @@ Proposal ExternalAgentCore::conclude(const ExchangeRequest& req, const ExchangeR
     out.idle_reason = "exchange failed";
     return out;
   }
-  ParsedReply parsed = setup_.backend == "exec"
-                           ? parse_exec_output(reply.body, *problem_, req.base)
-                           : parse_chat_response(reply.body, *problem_, req.base);
+  ParsedReply parsed = format().parse(reply.body, *problem_, req.base);
   x.tokens_in = parsed.tokens_in;
   x.tokens_out = parsed.tokens_out;
   std::string hash;

@@ -18,6 +18,7 @@
 
 #include "actors/agent_core.h"
 #include "actors/draft_state.h"
+#include "actors/exchange_format.h"
 #include "actors/memory_core.h"
 #include "actors/view.h"
 #include "events/codec.h"
@@ -28,7 +29,9 @@ namespace arc::actors {
 
 struct ExternalSetup {
   AgentSetup agent;
-  std::string backend = "llm";  // "llm" | "exec"
+  std::string backend = "llm";  // its name, as logged ("llm", "exec", ...)
+  // Its prompt and reply format (actors/exchange_format.h); null: kLlmExchange.
+  const ExchangeFormat* format = nullptr;
   std::string model;            // llm: the model name; exec: "" (the command is not asked)
   double temperature = 0.2;     // llm request parameters: part of the prompt blob
   uint32_t max_tokens = 4096;
@@ -102,6 +105,9 @@ class ExternalAgentCore {
 
  private:
   std::string source_of(const problem::Variant& v) const;
+  const ExchangeFormat& format() const {
+    return setup_.format != nullptr ? *setup_.format : kLlmExchange;
+  }
   std::string next_skill() const;
 
   ExternalSetup setup_;

@@ -200,13 +200,7 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
                        caf::actor plateau) {
   auto impl = [](guard_actor self, CampaignContext* ctx, caf::actor journal,
                  caf::actor plateau) -> caf::behavior {
-    GuardConfig gc;
-    gc.margin = ctx->config.margin;
-    gc.sol_margin = sol_margin_for(ctx->config.sol_margin, ctx->problem.backend);
-    gc.budget = ctx->config.budget;
-    gc.kernel_type = ctx->problem.kernel_type;
-    for (const auto& w : ctx->problem.workloads) gc.workloads.push_back(w.name);
-    self->state.core = std::make_unique<GuardCore>(std::move(gc));
+    self->state.core = ctx->cores->guard();
     self->state.journal = journal;
     self->state.plateau = plateau;
     self->send(journal, subscribe_atom_v, caf::actor{self});

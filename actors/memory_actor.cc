@@ -18,8 +18,7 @@ struct memory_state {
 caf::actor spawn_memory(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal) {
   auto impl = [](caf::stateful_actor<memory_state>* self, CampaignContext* ctx,
                  caf::actor journal) -> caf::behavior {
-    self->state.core = std::make_unique<MemoryCore>(
-        MemoryBounds{ctx->config.wins_bound, ctx->config.traps_bound});
+    self->state.core = ctx->cores->memory();
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {
         [self](const published_events& p) {

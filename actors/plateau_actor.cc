@@ -20,8 +20,7 @@ struct plateau_state {
 caf::actor spawn_plateau(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal) {
   auto impl = [](caf::stateful_actor<plateau_state>* self, CampaignContext* ctx,
                  caf::actor journal) -> caf::behavior {
-    self->state.core = std::make_unique<PlateauCore>(
-        PlateauConfig{ctx->config.plateau_window, ctx->config.global_plateau});
+    self->state.core = ctx->cores->plateau();
     self->state.journal = journal;
     self->send(journal, subscribe_atom_v, caf::actor{self});
     return {

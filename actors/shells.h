@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/campaign_config.h"
+#include "actors/core_factory.h"
 #include "caf/all.hpp"
 #include "eval/evaluator.h"
 #include "events/codec.h"
@@ -41,6 +42,10 @@ struct CampaignContext {
   // problem's family sources (their prompts show them).
   std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::string> family_sources;
+  // Builds every actor's cores (over config, problem, skills and family_sources above); set by
+  // build_cores() once those are in place, before any actor is spawned.
+  std::unique_ptr<CoreFactory> cores;
+  void build_cores();
 };
 
 // The single writer of the log. Handles: (append_atom, event_list) -> seq_list,
@@ -51,10 +56,13 @@ caf::actor spawn_memory(caf::actor_system& sys, CampaignContext* ctx, caf::actor
 caf::actor spawn_plateau(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal);
 caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
                        caf::actor plateau);
-// Spawns the agent the config names at `index`: builtin, or an llm/exec agent (a detached
-// actor: its exchanges block).
+// Spawns the agent the config names at `index`, as its backend says
+// (actors/agent_backend_registry.h): builtin, or an llm/exec agent (a detached actor: its
+// exchanges block).
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                        caf::actor journal, caf::actor memory, caf::actor guard);
+caf::actor spawn_builtin_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
+                               caf::actor journal, caf::actor memory, caf::actor guard);
 caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                                 caf::actor journal, caf::actor memory, caf::actor guard);
 // The campaign: (start_atom) -> std::string (the CampaignStopped reason) once it has stopped.

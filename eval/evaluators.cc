@@ -21,60 +21,93 @@ std::filesystem::path default_cache_dir() {
   return "/tmp/kernelarc-cache";
 }
 
+namespace {
+
+Result<std::unique_ptr<Evaluator>> make_host(const EvaluatorChoice& choice,
+                                             const Problem& problem) {
+  if (problem.backend != "host") {
+    return Status::invalid_argument(problem.file.string() +
+                                    ": field 'backend': the host "
+                                    "evaluator runs \"host\" problems, got \"" +
+                                    problem.backend + "\"");
+  }
+  HostEvaluatorOptions o;
+  o.cache_dir = choice.cache_dir;
+  return std::unique_ptr<Evaluator>(new HostEvaluator(problem, o));
+}
+
+Result<std::unique_ptr<Evaluator>> make_cuda(const EvaluatorChoice& choice,
+                                             const Problem& problem) {
+  if (problem.backend != "cuda") {
+    return Status::invalid_argument(problem.file.string() +
+                                    ": field 'backend': the cuda "
+                                    "evaluator runs \"cuda\" problems, got \"" +
+                                    problem.backend + "\"");
+  }
+  CudaEvaluatorOptions o;
+  o.cache_dir = choice.cache_dir;
+  return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
+}
+
+Result<std::unique_ptr<Evaluator>> make_replay(const EvaluatorChoice& choice,
+                                               const Problem& problem) {
+  if (choice.replay_logs.empty() && !choice.replay_records) {
+    return Status::invalid_argument(
+        "--replay-from: the replay evaluator needs at least one "
+        "recorded run directory");
+  }
+  auto r = choice.replay_records ? Result<std::unique_ptr<ReplayEvaluator>>(ReplayEvaluator::over(
+                                       choice.replay_records, choice.resample_seed))
+                                 : ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
+  if (!r) return r.status();
+  // Measurements of another version of the problem answer nothing about this one.
+  for (const auto& [log, hash] : r.value()->problem_hashes()) {
+    if (hash != problem.hash) {
+      return Status::invalid_argument(
+          "--replay-from " + log + ": expected measurements of problem " + problem.name +
+          " with hash " + problem.hash.substr(0, 12) + ", got hash " + hash.substr(0, 12) +
+          " (its files changed since, or it is another problem)");
+    }
+  }
+  return std::unique_ptr<Evaluator>(std::move(r.value()));
+}
+
+const EvaluatorBackend kBackends[] = {
+    {"host", true, make_host},
+    {"cuda", true, make_cuda},
+    {"replay", false, make_replay},
+};
+
+}  // namespace
+
+const EvaluatorBackend* find_evaluator_backend(const std::string& name) {
+  for (const auto& b : kBackends) {
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> evaluator_choices(bool measuring_only) {
+  std::vector<std::string> out{"auto"};
+  for (const auto& b : kBackends) {
+    if (b.measures || !measuring_only) out.emplace_back(b.name);
+  }
+  return out;
+}
+
 Result<std::unique_ptr<Evaluator>> make_evaluator(const EvaluatorChoice& choice,
                                                   const Problem& problem) {
-  if (choice.kind == "auto") {
-    EvaluatorChoice c = choice;
-    c.kind = problem.backend;
-    return make_evaluator(c, problem);
+  const std::string& kind = choice.kind == "auto" ? problem.backend : choice.kind;
+  if (const EvaluatorBackend* b = find_evaluator_backend(kind); b != nullptr) {
+    return b->make(choice, problem);
   }
-  if (choice.kind == "host") {
-    if (problem.backend != "host") {
-      return Status::invalid_argument(problem.file.string() +
-                                      ": field 'backend': the host "
-                                      "evaluator runs \"host\" problems, got \"" +
-                                      problem.backend + "\"");
-    }
-    HostEvaluatorOptions o;
-    o.cache_dir = choice.cache_dir;
-    return std::unique_ptr<Evaluator>(new HostEvaluator(problem, o));
+  std::string expected;
+  const auto names = evaluator_choices();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) expected += i + 1 == names.size() ? " or " : ", ";
+    expected += "\"" + names[i] + "\"";
   }
-  if (choice.kind == "cuda") {
-    if (problem.backend != "cuda") {
-      return Status::invalid_argument(problem.file.string() +
-                                      ": field 'backend': the cuda "
-                                      "evaluator runs \"cuda\" problems, got \"" +
-                                      problem.backend + "\"");
-    }
-    CudaEvaluatorOptions o;
-    o.cache_dir = choice.cache_dir;
-    return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
-  }
-  if (choice.kind == "replay") {
-    if (choice.replay_logs.empty() && !choice.replay_records) {
-      return Status::invalid_argument(
-          "--replay-from: the replay evaluator needs at least one "
-          "recorded run directory");
-    }
-    auto r = choice.replay_records
-                 ? Result<std::unique_ptr<ReplayEvaluator>>(
-                       ReplayEvaluator::over(choice.replay_records, choice.resample_seed))
-                 : ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
-    if (!r) return r.status();
-    // Measurements of another version of the problem answer nothing about this one.
-    for (const auto& [log, hash] : r.value()->problem_hashes()) {
-      if (hash != problem.hash) {
-        return Status::invalid_argument(
-            "--replay-from " + log + ": expected measurements of problem " + problem.name +
-            " with hash " + problem.hash.substr(0, 12) + ", got hash " + hash.substr(0, 12) +
-            " (its files changed since, or it is another problem)");
-      }
-    }
-    return std::unique_ptr<Evaluator>(std::move(r.value()));
-  }
-  return Status::invalid_argument(
-      "--evaluator: expected \"auto\", \"host\", \"cuda\" or \"replay\", got \"" + choice.kind +
-      "\"");
+  return Status::invalid_argument("--evaluator: expected " + expected + ", got \"" + kind + "\"");
 }
 
 }  // namespace arc::eval

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/agent_backend_registry.h"
 #include "actors/campaign_runner.h"
 #include "base/rng.h"
 #include "base/stats.h"
@@ -186,7 +187,8 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   auto base = actors::load_campaign(o.base_campaign);
   if (!base) return base.status();
   for (size_t i = 0; i < base->agents.size(); ++i) {
-    if (base->agents[i].backend != "builtin") {
+    const auto* kind = actors::find_agent_backend(base->agents[i].backend);
+    if (kind == nullptr || kind->format != nullptr) {
       // A counterfactual run would ask the model or command anew: not a replay.
       return Status::invalid_argument(
           o.base_campaign.string() + ": field 'agents[" + std::to_string(i) +

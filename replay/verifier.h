@@ -7,7 +7,8 @@
 //   - every AgentExchange of an llm/exec agent carries the prompt its core re-builds from the
 //     events up to its view_seq (same hash), and what it gave (candidate or error) re-derives
 //     from the logged reply; nothing is sent to a model or a command.
-// The first difference is reported with its seq.
+// The first difference is reported with its seq. The re-deriving is the verify core
+// (replay/verify_core.h); this is its shell: it reads the log and rebuilds the inputs.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -16,23 +17,9 @@
 
 #include "base/status.h"
 #include "events/codec.h"
+#include "replay/verify_core.h"
 
 namespace arc::replay {
-
-struct VerifyReport {
-  bool ok = false;
-  uint64_t events = 0;
-  uint64_t proposals = 0;  // agent proposals re-derived
-  uint64_t decisions = 0;  // decisions re-derived
-  uint64_t plateaus = 0;
-  uint64_t exchanges = 0;       // llm/exec exchanges re-derived from their logged replies
-  uint64_t divergence_seq = 0;  // first divergence (0: none)
-  std::string message;
-  double seconds = 0;
-};
-
-// An artifact's blob by its hash (the run's artifact store).
-using ArtifactLookup = std::function<Result<std::string>(const std::string& hash)>;
 
 // Verifies an in-memory log (events in seq order). `artifacts` serves the replies of llm/exec
 // exchanges; without it a log holding exchanges fails at the first one.

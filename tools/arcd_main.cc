@@ -264,6 +264,15 @@ int cmd_check(const std::string& problem_path, const arc::eval::EvaluatorChoice&
   return ok ? 0 : 1;
 }
 
+// "auto (the problem's backend) | host | cuda | replay", from the evaluator registry.
+std::string evaluator_help(bool measuring_only) {
+  std::string out;
+  for (const auto& n : arc::eval::evaluator_choices(measuring_only)) {
+    out += (out.empty() ? "" : " | ") + n + (n == "auto" ? " (the problem's backend)" : "");
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -285,8 +294,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"async", "lockstep"}));
   run->add_flag("--json", json, "print the summary as JSON");
   run->add_flag("--quiet", quiet, "no live progress");
-  run->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda | replay")
-      ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
+  run->add_option("--evaluator", choice.kind, evaluator_help(false))
+      ->check(CLI::IsMember(arc::eval::evaluator_choices()));
   run->add_option("--replay-from", replay_from,
                   "run directories the replay evaluator answers from");
   run->add_option("--resample", choice.resample_seed,
@@ -298,10 +307,8 @@ int main(int argc, char** argv) {
   resume->add_option("run_dir", resume_dir, "run directory")->required();
   resume->add_flag("--json", resume_json, "print the summary as JSON");
   resume->add_flag("--quiet", resume_quiet, "no live progress");
-  resume
-      ->add_option("--evaluator", choice.kind,
-                   "auto (the problem's backend) | host | cuda | replay")
-      ->check(CLI::IsMember({"auto", "host", "cuda", "replay"}));
+  resume->add_option("--evaluator", choice.kind, evaluator_help(false))
+      ->check(CLI::IsMember(arc::eval::evaluator_choices()));
   resume->add_option("--replay-from", replay_from,
                      "run directories the replay evaluator answers from");
 
@@ -347,8 +354,8 @@ int main(int argc, char** argv) {
                    "pairs of evaluations, alternating order (default 5)")
       ->check(CLI::Range(1u, 1000u));
   confirm->add_flag("--json", confirm_json, "print the confirmation as JSON");
-  confirm->add_option("--evaluator", choice.kind, "auto (the problem's backend) | host | cuda")
-      ->check(CLI::IsMember({"auto", "host", "cuda"}));
+  confirm->add_option("--evaluator", choice.kind, evaluator_help(true))
+      ->check(CLI::IsMember(arc::eval::evaluator_choices(/*measuring_only=*/true)));
 
   try {
     app.parse(argc, argv);

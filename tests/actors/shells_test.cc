@@ -46,6 +46,7 @@ class Shells : public ::testing::Test {
     ctx_.config.plateau_window = 2;
     ctx_.config.global_plateau = 0;
     ctx_.detached_guard = false;
+    ctx_.build_cores();
   }
   void TearDown() override {
     for (auto& a : spawned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
@@ -181,6 +182,7 @@ TEST_F(Shells, WholeCampaignRunsAndVerifiesUnderTheDeterministicScheduler) {
   eval::HostEvaluator evaluator(ctx_.problem);
   ctx_.evaluator = &evaluator;
   ctx_.device = evaluator.device();
+  ctx_.build_cores();
 
   auto journal = keep(spawn_journal(sys, &ctx_));
   auto memory = keep(spawn_memory(sys, &ctx_, journal));

@@ -1,0 +1,44 @@
+#pragma once
+// The verify core (DESIGN.md §5): re-derives a campaign's proposals, exchanges, decisions,
+// conclusions and plateaus from its events with the same cores the live run used
+// (actors/core_factory.h), and names the seq of the first difference. Pure: it reads no log,
+// no clock and no file; replay/verifier.h is its shell.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/core_factory.h"
+#include "base/status.h"
+#include "events/codec.h"
+
+namespace arc::replay {
+
+struct VerifyReport {
+  bool ok = false;
+  uint64_t events = 0;
+  uint64_t proposals = 0;  // agent proposals re-derived
+  uint64_t decisions = 0;  // decisions re-derived
+  uint64_t plateaus = 0;
+  uint64_t exchanges = 0;       // llm/exec exchanges re-derived from their logged replies
+  uint64_t divergence_seq = 0;  // first divergence (0: none)
+  std::string message;
+  double seconds = 0;  // set by the shell
+};
+
+// An artifact's blob by its hash (the run's artifact store).
+using ArtifactLookup = std::function<Result<std::string>(const std::string& hash)>;
+
+// The verdict on a log that needs no cores: an empty log, one that does not begin with
+// CampaignStarted (both failures), or a sweep's (measurements only: ok). Nothing otherwise.
+std::optional<VerifyReport> verify_preamble(const std::vector<events::Event>& log);
+
+// Verifies `log` (events in seq order, beginning with its CampaignStarted) with cores from
+// `cores`, built from that CampaignStarted's configuration, problem and skills. `artifacts`
+// serves the replies of llm/exec exchanges; without it a log holding exchanges fails at the
+// first one.
+VerifyReport verify_log(const std::vector<events::Event>& log, const actors::CoreFactory& cores,
+                        const ArtifactLookup& artifacts = {});
+
+}  // namespace arc::replay
