@@ -235,7 +235,8 @@ std::string to_text(const CheckReport& r) {
   std::string out;
   char buf[512];
   const char* compiler = r.backend == "cuda" ? "NVRTC" : "the system compiler";
-  std::snprintf(buf, sizeof buf, "compiled with %s (%s): each family at its defaults and at its knob extremes\n",
+  std::snprintf(buf, sizeof buf,
+                "compiled with %s (%s): each family at its defaults and at its knob extremes\n",
                 compiler, r.toolchain.c_str());
   out += buf;
   out += "  reference " + r.reference + (r.reference_ok ? ": compiled\n" : ": FAILED to compile\n");
@@ -257,8 +258,8 @@ std::string to_text(const CheckReport& r) {
     if (f.family.empty()) {
       out += "  compile error: reference " + r.reference + ": " + f.first_error + "\n";
     } else {
-      out += "  compile error: family " + f.family + " with " + f.knob_text + ": " +
-             f.first_error + "\n";
+      out += "  compile error: family " + f.family + " with " + f.knob_text + ": " + f.first_error +
+             "\n";
     }
   }
   std::snprintf(buf, sizeof buf, "%zu of %zu variants compiled, the reference %s", r.variants_ok,

@@ -62,15 +62,15 @@ struct CheckReport {
   std::string toolchain;  // the compiler, as the evaluator names it
   std::string reference;  // the reference source, relative to the problem folder
   bool reference_ok = false;
-  std::string reference_error;              // the whole message when !reference_ok
-  std::vector<std::string> families;        // families with a source, in problem order
+  std::string reference_error;                // the whole message when !reference_ok
+  std::vector<std::string> families;          // families with a source, in problem order
   std::vector<std::string> library_families;  // "cublaslt: cublaslt" (checked at run time)
-  std::map<std::string, size_t> compiled;   // family -> variants compiled
-  std::map<std::string, size_t> attempted;  // family -> variants tried
-  size_t variants = 0;                      // variants tried over all families
-  size_t variants_ok = 0;                   // ... that compiled
+  std::map<std::string, size_t> compiled;     // family -> variants compiled
+  std::map<std::string, size_t> attempted;    // family -> variants tried
+  size_t variants = 0;                        // variants tried over all families
+  size_t variants_ok = 0;                     // ... that compiled
   // variants == variants_ok + rejected.size() + the failures other than the reference.
-  std::vector<CheckFailure> failures;       // the reference first, then in family order
+  std::vector<CheckFailure> failures;  // the reference first, then in family order
   // Extremes the family's source refused on purpose (is_deliberate_rejection), not failures.
   std::vector<CheckFailure> rejected;
 

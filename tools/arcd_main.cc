@@ -46,7 +46,8 @@ int fail(const arc::Status& s) {
 
 // Before anything is run or written: a CUDA campaign needs a usable CUDA device.
 int no_device(const std::string& what, const arc::Status& why) {
-  std::fprintf(stderr, "arcd: %s: cannot run on the CUDA evaluator: %s; nothing was run or written\n",
+  std::fprintf(stderr,
+               "arcd: %s: cannot run on the CUDA evaluator: %s; nothing was run or written\n",
                what.c_str(), why.message().c_str());
   return arc::actors::kCheckNoDevice;
 }
@@ -265,8 +266,8 @@ int cmd_check(const std::string& problem_path, const arc::eval::EvaluatorChoice&
   auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   std::printf("problem %s (%s, %s): %zu families, %zu workloads, hash %s\n", p->name.c_str(),
-              p->kernel_type.c_str(), p->backend.c_str(), p->families.size(),
-              p->workloads.size(), p->hash.substr(0, 12).c_str());
+              p->kernel_type.c_str(), p->backend.c_str(), p->families.size(), p->workloads.size(),
+              p->hash.substr(0, 12).c_str());
   std::fflush(stdout);
   arc::actors::CheckOptions options;
   options.choice = choice;

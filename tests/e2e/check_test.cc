@@ -95,14 +95,13 @@ TEST(CliCheck, CudaProblemWithoutGpuCompilesEverythingAndSaysNothingRan) {
 TEST(CliCheck, CudaLibraryFamilyIsLeftToRunTimeAndStaticAssertsAreRejectionsNotFailures) {
   if (gpu_present()) GTEST_SKIP() << "a CUDA device is present: the seed runs there instead";
   std::string out;
-  const int rc = run_cli(
-      "arcd check " + (fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16").string(), &out);
+  const int rc =
+      run_cli("arcd check " + (fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16").string(), &out);
   EXPECT_EQ(rc, 5) << out;
   EXPECT_NE(out.find("family cublaslt: cublaslt (library, no source): checked at run time"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("rejected by its source: family tensorcore with "), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("rejected by its source: family tensorcore with "), std::string::npos) << out;
   EXPECT_EQ(out.find("compile error"), std::string::npos) << out;
   EXPECT_EQ(out.find("FAILS"), std::string::npos) << out;
 }
@@ -125,8 +124,7 @@ TEST(CliCheck, CudaRunWithoutGpuExitsFiveAndWritesNoRunDirectory) {
   const fs::path run_dir = scratch("cuda-run");
   std::string out;
   const int rc = run_cli(
-      "arcd run " +
-          (fs::path(ARC_SOURCE_DIR) / "problems/gpu/rowsum_f32/campaign.toml").string() +
+      "arcd run " + (fs::path(ARC_SOURCE_DIR) / "problems/gpu/rowsum_f32/campaign.toml").string() +
           " --run-dir " + run_dir.string() + " --budget 2",
       &out);
   EXPECT_EQ(rc, 5) << out;
