@@ -534,4 +534,23 @@ fb::CandidateEvaluatedT CudaEvaluator::evaluate(const EvalRequest& request,
 
 uint32_t CudaEvaluator::worker_restarts() const { return impl_->client->restarts(); }
 
+fb::CompiledVariantT CudaEvaluator::compile_reference() {
+  fb::CompiledVariantT r;
+  r.variant = "reference";
+  try {
+    std::lock_guard lock(impl_->worker_mu);
+    const cuda::Cubin& b = impl_->reference_cubin();
+    r.ok = b.ok;
+    r.cached = b.cached;
+    r.options = b.options;
+    r.object_ref = b.ok ? b.key : "";
+    r.seconds = b.seconds;
+    r.error = b.error;
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = std::string("internal error while compiling the reference: ") + e.what();
+  }
+  return r;
+}
+
 }  // namespace arc::eval

@@ -49,6 +49,7 @@ class CudaEvaluator final : public Evaluator {
   fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override;
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;
+  fb::CompiledVariantT compile_reference() override;
 
   uint32_t worker_restarts() const;
   // Whether a CUDA device is usable here (the driver loads and reports a device).

@@ -48,6 +48,16 @@ class Evaluator {
   // Checks and times a compiled candidate on every workload. One at a time per device.
   virtual fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                            const fb::CompileFinishedT& compiled) = 0;
+  // Compiles the problem's reference as evaluate() does (same compiler, options and cache);
+  // `variant` is "reference", `error` the compiler's message when not ok. Backends that
+  // compile nothing (replay) answer ok with options "nothing to compile".
+  virtual fb::CompiledVariantT compile_reference() {
+    fb::CompiledVariantT r;
+    r.variant = "reference";
+    r.ok = true;
+    r.options = "nothing to compile";
+    return r;
+  }
 };
 
 }  // namespace arc::eval

@@ -350,4 +350,24 @@ uint32_t HostEvaluator::worker_restarts() const { return impl_->client.restarts(
 
 const std::filesystem::path& HostEvaluator::worker_path() const { return impl_->worker_path; }
 
+fb::CompiledVariantT HostEvaluator::compile_reference() {
+  fb::CompiledVariantT r;
+  r.variant = "reference";
+  try {
+    std::lock_guard lock(impl_->worker_mu);
+    const CompiledObject& o = impl_->reference_object();
+    r.ok = o.ok;
+    r.cached = o.cached;
+    r.options = o.options;
+    r.object_ref = o.key;
+    r.log_ref = o.log_ref;
+    r.seconds = o.seconds;
+    r.error = o.error;
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = std::string("internal error while compiling the reference: ") + e.what();
+  }
+  return r;
+}
+
 }  // namespace arc::eval

@@ -56,6 +56,7 @@ class HostEvaluator final : public Evaluator {
   // Every workload COMPILE_ERROR without a worker call when a variant failed to compile.
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
                                    const fb::CompileFinishedT& compiled) override;
+  fb::CompiledVariantT compile_reference() override;
 
   uint32_t worker_restarts() const;
   const std::filesystem::path& worker_path() const;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/campaign_config.h"
+#include "actors/check.h"
 #include "base/stats.h"
 #include "eval/worker.h"
 #include "problem/problem.h"
@@ -66,6 +67,8 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
   auto best = problem::Candidate::from_canonical(s.best_canonical);
   if (!best) return best.status();
 
+  // A CUDA run confirmed without a GPU: kUnavailable before anything is measured.
+  if (Status dev = actors::require_device(problem.value(), options.choice); !dev) return dev;
   auto evaluator = eval::make_evaluator(options.choice, problem.value());
   if (!evaluator) return evaluator.status();
   eval::Evaluator& ev = *evaluator.value();

@@ -45,6 +45,8 @@ struct Confirmation {
   double geomean_median_ratio = 0;  // over the workloads whose every evaluation was OK
 };
 
+// kUnavailable, before anything is measured, when the run needs a CUDA device and none is
+// usable here (actors::require_device).
 Result<Confirmation> confirm_run(const std::filesystem::path& run_dir,
                                  const ConfirmOptions& options);
 

@@ -1,6 +1,8 @@
 // arcd: runs KernelArc campaigns. Exit codes: 0 done; 1 the campaign ran but failed (e.g. the
-// seed fails its own check); 2 bad input (a file, field or flag; nothing was written);
-// 3 storage or I/O error; 4 internal error.
+// seed fails its own check; `check`: a compile failure); 2 bad input (a file, field or flag;
+// nothing was written); 3 storage or I/O error; 4 internal error; 5 no usable CUDA device for
+// a CUDA problem (`check`: everything compiled, nothing ran; run, resume, sweep, confirm:
+// nothing was run or written).
 #include <cstdio>
 #include <iostream>
 
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "actors/campaign_runner.h"
+#include "actors/check.h"
 #include "actors/sweep.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
@@ -39,6 +42,14 @@ int exit_code(const arc::Status& s) {
 int fail(const arc::Status& s) {
   std::fprintf(stderr, "arcd: %s\n", s.message().c_str());
   return exit_code(s);
+}
+
+// Before anything is run or written: a CUDA campaign needs a usable CUDA device.
+int no_device(const std::string& what, const arc::Status& why) {
+  std::fprintf(stderr,
+               "arcd: %s: cannot run on the CUDA evaluator: %s; nothing was run or written\n",
+               what.c_str(), why.message().c_str());
+  return arc::actors::kCheckNoDevice;
 }
 
 std::filesystem::path default_run_dir(const std::string& name) {
@@ -84,6 +95,9 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
       run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
   auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
   if (!prepared) return fail(prepared.status());
+  if (auto s = arc::actors::require_device(prepared->problem, choice); !s) {
+    return no_device("campaign " + prepared->config.name, s);
+  }
   options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
@@ -111,6 +125,9 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   }
   auto rec = arc::replay::reconstruct(*log->front().payload.AsCampaignStarted());
   if (!rec) return fail(rec.status());
+  if (auto s = arc::actors::require_device(rec->problem, choice); !s) {
+    return no_device("campaign " + rec->config.name, s);
+  }
   arc::actors::RunOptions options;
   options.run_dir = run_dir;
   options.resume = true;
@@ -156,6 +173,9 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
     };
   }
   arc::eval::EvaluatorChoice choice;
+  if (auto s = arc::actors::require_device(p.value(), choice); !s) {
+    return no_device("sweep of problem " + p->name, s);
+  }
   auto ev = arc::eval::make_evaluator(choice, p.value());
   if (!ev) return fail(ev.status());
   auto r = arc::actors::run_sweep(p.value(), *ev.value(), o);
@@ -180,6 +200,9 @@ int cmd_confirm(const std::string& run_dir, uint32_t rounds, bool json,
   options.rounds = rounds;
   options.choice = choice;
   auto c = arc::replay::confirm_run(run_dir, options);
+  if (!c && c.status().code() == arc::Status::Code::kUnavailable) {
+    return no_device("confirm of " + run_dir, c.status());
+  }
   if (!c) return fail(c.status());
   if (json) {
     std::cout << arc::events::dump_json(arc::replay::to_json(c.value()), 2) << std::endl;
@@ -242,26 +265,16 @@ int cmd_list(bool json) {
 int cmd_check(const std::string& problem_path, const arc::eval::EvaluatorChoice& choice) {
   auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
-  std::printf("problem %s (%s): %zu families, %zu workloads, hash %s\n", p->name.c_str(),
-              p->kernel_type.c_str(), p->families.size(), p->workloads.size(),
+  std::printf("problem %s (%s, %s): %zu families, %zu workloads, hash %s\n", p->name.c_str(),
+              p->kernel_type.c_str(), p->backend.c_str(), p->families.size(), p->workloads.size(),
               p->hash.substr(0, 12).c_str());
-  auto ev = arc::eval::make_evaluator(choice, p.value());
-  if (!ev) return fail(ev.status());
-  const auto hash = p->seed.hash();
-  auto compiled = ev.value()->compile(p->seed, hash);
-  arc::eval::EvalRequest req{p->seed, hash, 1, {}};
-  req.settings.repetitions = 5;
-  req.settings.warmup = 1;
-  req.settings.rounds = 2;
-  auto result = ev.value()->evaluate(req, compiled);
-  bool ok = compiled.ok;
-  for (const auto& w : result.workloads) {
-    ok &= w->status == arc::fb::WorkloadStatus::OK;
-    std::printf("  seed on %-16s %-14s median %10.1f ns  %s\n", w->workload.c_str(),
-                arc::fb::EnumNameWorkloadStatus(w->status), w->median_ns, w->error.c_str());
-  }
-  std::printf("%s\n", ok ? "the seed passes its own check" : "the seed FAILS its own check");
-  return ok ? 0 : 1;
+  std::fflush(stdout);
+  arc::actors::CheckOptions options;
+  options.choice = choice;
+  auto report = arc::actors::check_problem(p.value(), options);
+  if (!report) return fail(report.status());
+  std::printf("%s", arc::actors::to_text(report.value()).c_str());
+  return report->exit_code();
 }
 
 // "auto (the problem's backend) | host | cuda | replay", from the evaluator registry.
@@ -328,7 +341,12 @@ int main(int argc, char** argv) {
   bool list_json = false;
   list->add_flag("--json", list_json, "as JSON");
 
-  auto* check = app.add_subcommand("check", "validate a problem and check its seed");
+  auto* check = app.add_subcommand(
+      "check",
+      "validate a problem, compile its reference and every family at its knob extremes, then "
+      "check its seed where the device exists. Exit codes: 0 everything compiled and the seed "
+      "passed; 1 a compile failure (family, knobs and first error printed) or the seed fails "
+      "its check; 2 bad input; 5 everything compiled but nothing ran: no usable CUDA device");
   std::string problem;
   check->add_option("problem", problem, "problem.toml or its folder")->required();
 
