@@ -444,23 +444,11 @@ struct CudaEvaluator::Impl {
                "cannot start the GPU worker: " + started.message());
       return finish();
     }
-    const EvalSettings& s = req.settings;
-    json request = {
-        {"op", "evaluate"},
-        {"input_seed", req.input_seed},
-        {"rounds", s.rounds},
-        {"warmup", s.warmup},
-        {"repetitions", s.repetitions},
-        {"buffer_sets", s.buffer_sets},
-        {"flush_cache", s.flush_cache},
-        {"timing", s.timing},
-        {"tolerance",
-         {{"atol", problem.tolerance.atol},
-          {"rtol", problem.tolerance.rtol},
-          {"matched_ratio", problem.tolerance.matched_ratio}}},
-        {"peak_bandwidth_bytes_per_s", measured ? measured->bandwidth_bytes_per_s : 0.0},
-        {"peak_flops_per_s", measured ? measured->flops_per_s : 0.0},
-        {"workloads", std::move(workloads)}};
+    json request = evaluate_request_settings(req, problem.tolerance,
+                                             measured ? measured->bandwidth_bytes_per_s : 0.0,
+                                             measured ? measured->flops_per_s : 0.0);
+    request["timing"] = req.settings.timing;
+    request["workloads"] = std::move(workloads);
     std::vector<std::string> names;
     for (const auto& w : problem.workloads) names.push_back(w.name);
     client->evaluate(request, names, req.settings, &out);

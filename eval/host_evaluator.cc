@@ -177,7 +177,6 @@ struct HostEvaluator::Impl {
 
   json build_request(const EvalRequest& req, const std::vector<fs::path>& objects,
                      const fb::PeaksMeasuredT* p, const fs::path& reference_so) const {
-    const EvalSettings& s = req.settings;
     json workloads = json::array();
     for (size_t i = 0; i < problem.workloads.size(); ++i) {
       const Workload& w = problem.workloads[i];
@@ -208,21 +207,12 @@ struct HostEvaluator::Impl {
                            {"inputs", std::move(inputs)},
                            {"outputs", std::move(outputs)}});
     }
-    return {{"op", "evaluate"},
-            {"input_seed", req.input_seed},
-            {"rounds", s.rounds},
-            {"warmup", s.warmup},
-            {"repetitions", s.repetitions},
-            {"buffer_sets", s.buffer_sets},
-            {"flush_cache", s.flush_cache},
-            {"tolerance",
-             {{"atol", problem.tolerance.atol},
-              {"rtol", problem.tolerance.rtol},
-              {"matched_ratio", problem.tolerance.matched_ratio}}},
-            {"peak_bandwidth_bytes_per_s", p != nullptr ? p->bandwidth_bytes_per_s : 0.0},
-            {"peak_flops_per_s", p != nullptr ? p->flops_per_s : 0.0},
-            {"reference", reference_so.string()},
-            {"workloads", std::move(workloads)}};
+    json request = evaluate_request_settings(req, problem.tolerance,
+                                             p != nullptr ? p->bandwidth_bytes_per_s : 0.0,
+                                             p != nullptr ? p->flops_per_s : 0.0);
+    request["reference"] = reference_so.string();
+    request["workloads"] = std::move(workloads);
+    return request;
   }
 
   fb::CandidateEvaluatedT evaluate(const EvalRequest& req, const fb::CompileFinishedT& compiled) {

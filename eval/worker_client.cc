@@ -402,4 +402,20 @@ void WorkerClient::evaluate(const json& request, const std::vector<std::string>&
   }
 }
 
+nlohmann::json evaluate_request_settings(const EvalRequest& req, const problem::Tolerance& tol,
+                                         double peak_bandwidth, double peak_flops) {
+  const EvalSettings& s = req.settings;
+  return {
+      {"op", "evaluate"},
+      {"input_seed", req.input_seed},
+      {"rounds", s.rounds},
+      {"warmup", s.warmup},
+      {"repetitions", s.repetitions},
+      {"buffer_sets", s.buffer_sets},
+      {"flush_cache", s.flush_cache},
+      {"tolerance", {{"atol", tol.atol}, {"rtol", tol.rtol}, {"matched_ratio", tol.matched_ratio}}},
+      {"peak_bandwidth_bytes_per_s", peak_bandwidth},
+      {"peak_flops_per_s", peak_flops}};
+}
+
 }  // namespace arc::eval

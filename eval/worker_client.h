@@ -76,6 +76,12 @@ std::filesystem::path default_worker_path();
 std::vector<problem::Variant> distinct_variants(const problem::Candidate& c,
                                                 const std::vector<problem::Workload>& workloads);
 
+// The settings every "evaluate" request carries (eval/worker.h), host or CUDA: op, input seed,
+// rounds, warm-up, repetitions, buffer sets, flush, tolerance and the measured peaks (0: none).
+// Backends add their own fields (workloads; the CUDA backend's "timing").
+nlohmann::json evaluate_request_settings(const EvalRequest& req, const problem::Tolerance& tol,
+                                         double peak_bandwidth, double peak_flops);
+
 // The compile result of a candidate whose compilation threw: not ok, the error on its base.
 fb::CompileFinishedT compile_failure(const problem::Candidate& c, const std::string& hash,
                                      const std::string& error);
