@@ -209,8 +209,14 @@ struct Compiler::Impl {
   }
 
   Cubin compile(std::string_view source, const std::string& name,
-                const std::map<std::string, std::string>& defines) {
+                const std::map<std::string, std::string>& defines, const Headers& headers) {
     Cubin out;
+    for (const auto& [include, text] : headers) {
+      if (include == "arc_cuda.h") {
+        out.error = "a shared source may not be named arc_cuda.h (the kernel ABI's name)";
+        return out;
+      }
+    }
     for (const auto& [k, v] : defines) {
       if (!is_identifier(k)) {
         out.error = "knob name '" + k + "' is not a C identifier";
@@ -237,6 +243,15 @@ struct Compiler::Impl {
       material.push_back('\0');
       material += part;
     }
+    // Shared sources count in the key; none leaves the keys of earlier runs as they were.
+    for (const auto& [include, text] : headers) {
+      for (const std::string* part : {&include, &text}) {
+        material.push_back('\0');
+        material += std::to_string(part->size());
+        material.push_back('\0');
+        material += *part;
+      }
+    }
     out.key = arc::sha256_hex(material);
     const fs::path cubin = options.cache_dir / (out.key + ".cubin");
     const fs::path err = options.cache_dir / (out.key + ".err");
@@ -260,11 +275,16 @@ struct Compiler::Impl {
     slots.acquire();
     const auto start = std::chrono::steady_clock::now();
     nvrtcProgram prog = nullptr;
-    const char* header_names[] = {"arc_cuda.h"};
-    const char* header_texts[] = {abi.c_str()};
+    std::vector<const char*> header_names = {"arc_cuda.h"};
+    std::vector<const char*> header_texts = {abi.c_str()};
+    for (const auto& [include, text] : headers) {
+      header_names.push_back(include.c_str());
+      header_texts.push_back(text.c_str());
+    }
     const std::string src(source);
-    nvrtcResult r =
-        nvrtcCreateProgram(&prog, src.c_str(), name.c_str(), 1, header_texts, header_names);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src.c_str(), name.c_str(),
+                                       static_cast<int>(header_names.size()),
+                                       header_texts.data(), header_names.data());
     if (r != NVRTC_SUCCESS) {
       slots.release();
       out.error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
@@ -328,9 +348,9 @@ fs::path Compiler::cubin_path(const std::string& key) const {
 }
 
 Cubin Compiler::compile(std::string_view source, const std::string& name,
-                        const std::map<std::string, std::string>& defines) {
+                        const std::map<std::string, std::string>& defines, const Headers& headers) {
   try {
-    return impl_->compile(source, name, defines);
+    return impl_->compile(source, name, defines, headers);
   } catch (const std::exception& e) {
     Cubin c;
     c.error = std::string("internal error while compiling: ") + e.what();
@@ -339,21 +359,26 @@ Cubin Compiler::compile(std::string_view source, const std::string& name,
 }
 
 Cubin Compiler::compile_file(const fs::path& source,
-                             const std::map<std::string, std::string>& defines) {
+                             const std::map<std::string, std::string>& defines,
+                             const Headers& headers) {
   std::string text;
   if (!read_file(source, &text)) {
     Cubin c;
     c.error = "cannot read " + source.string();
     return c;
   }
-  return compile(text, source.filename().string(), defines);
+  return compile(text, source.filename().string(), defines, headers);
 }
 
 std::vector<Cubin> Compiler::compile_all(const std::vector<Job>& jobs) {
+  static const Headers kNone;
+  auto compile_job = [this](const Job& j) {
+    return compile(j.source, j.name, j.defines, j.headers != nullptr ? *j.headers : kNone);
+  };
   std::vector<Cubin> out(jobs.size());
   if (jobs.size() <= 1) {
     for (size_t i = 0; i < jobs.size(); ++i)
-      out[i] = compile(jobs[i].source, jobs[i].name, jobs[i].defines);
+      out[i] = compile_job(jobs[i]);
     return out;
   }
   std::atomic<size_t> next{0};
@@ -363,7 +388,7 @@ std::vector<Cubin> Compiler::compile_all(const std::vector<Job>& jobs) {
   for (size_t t = 0; t < n_threads; ++t) {
     threads.emplace_back([&] {
       for (size_t i = next++; i < jobs.size(); i = next++) {
-        out[i] = compile(jobs[i].source, jobs[i].name, jobs[i].defines);
+        out[i] = compile_job(jobs[i]);
       }
     });
   }

@@ -3,8 +3,10 @@
 //   -std=c++17 --gpu-architecture=<arch> --ptxas-options=-v -default-device -lineinfo
 //   [-I<toolkit include>] -D<KNOB>=<VALUE>...
 // arc_cuda.h (the kernel ABI) is handed to NVRTC as an in-memory header, so sources include
-// it by name wherever they live. The cache key is the SHA-256 of the source, the option string,
-// the architecture, the NVRTC version and arc_cuda.h; equal inputs never compile twice, across
+// it by name wherever they live; a problem's shared sources (problem.toml's include_dirs) are
+// handed over the same way, by their include names. The cache key is the SHA-256 of the
+// source, the option string, the architecture, the NVRTC version, arc_cuda.h and the shared
+// sources (when there are any); equal inputs never compile twice, across
 // threads, processes (files appear by atomic rename) and runs. Rejected sources are cached
 // too (<key>.err). Per kernel, registers, stack, spills and static shared memory are read from
 // ptxas's report (--ptxas-options=-v) and recorded. NVRTC runs without a GPU or a driver, so
@@ -67,16 +69,22 @@ class Compiler {
   // <cache>/<key>.cubin for a 64-hex-digit key, else empty.
   std::filesystem::path cubin_path(const std::string& key) const;
 
-  // Compiles `source` (named `name` in messages) with the defines (C identifiers).
+  // Include name -> text: sources the compiled one may #include by name.
+  using Headers = std::map<std::string, std::string>;
+
+  // Compiles `source` (named `name` in messages) with the defines (C identifiers) and the
+  // in-memory headers.
   Cubin compile(std::string_view source, const std::string& name,
-                const std::map<std::string, std::string>& defines);
+                const std::map<std::string, std::string>& defines, const Headers& headers = {});
   Cubin compile_file(const std::filesystem::path& source,
-                     const std::map<std::string, std::string>& defines);
+                     const std::map<std::string, std::string>& defines,
+                     const Headers& headers = {});
 
   struct Job {
     std::string source;  // text
     std::string name;
     std::map<std::string, std::string> defines;
+    const Headers* headers = nullptr;  // not owned; outlives compile_all; null: none
   };
   // Several at once on up to `jobs` threads; results in the order given.
   std::vector<Cubin> compile_all(const std::vector<Job>& jobs);

@@ -120,6 +120,13 @@ struct CudaEvaluator::Impl {
     return k;
   }
 
+  // What a variant's source is compiled with: its knobs (knobs_of) and the problem's params.
+  std::map<std::string, std::string> defines_of(const Variant& v, const Family& f) const {
+    Variant full = v;
+    full.knobs = knobs_of(v, f);
+    return problem.defines_for(full);
+  }
+
   fb::CompileFinishedT compile(const Candidate& c, const std::string& hash) {
     fb::CompileFinishedT out;
     out.candidate_hash = hash;
@@ -151,8 +158,8 @@ struct CudaEvaluator::Impl {
         }
         // The family's launches with the variant's own source.
         job_of[i] = static_cast<int>(jobs.size());
-        jobs.push_back(
-            {v.source, "source:" + short_hash(arc::sha256_hex(v.source)) + ".cu", knobs_of(v, *f)});
+        jobs.push_back({v.source, "source:" + short_hash(arc::sha256_hex(v.source)) + ".cu",
+                        defines_of(v, *f), &problem.headers});
         continue;
       }
       if (!f->library.empty()) continue;  // no source: the library is the implementation
@@ -164,7 +171,7 @@ struct CudaEvaluator::Impl {
         continue;
       }
       job_of[i] = static_cast<int>(jobs.size());
-      jobs.push_back({text.str(), f->source.string(), knobs_of(v, *f)});
+      jobs.push_back({text.str(), f->source.string(), defines_of(v, *f), &problem.headers});
     }
     std::vector<cuda::Cubin> cubins = compiler->compile_all(jobs);
     for (size_t i = 0; i < variants.size(); ++i) {
@@ -275,7 +282,8 @@ struct CudaEvaluator::Impl {
 
   // Holding worker_mu.
   const cuda::Cubin& reference_cubin() {
-    if (!reference || !reference->ok) reference = compiler->compile_file(problem.reference, {});
+    if (!reference || !reference->ok) reference =
+          compiler->compile_file(problem.reference, problem.param_defines(), problem.headers);
     return *reference;
   }
 

@@ -165,11 +165,45 @@ struct HostCompiler::Impl {
     return m;
   }
 
+  // The shared sources as files under <cache>/include/<digest of names and texts>/, written
+  // once (each file by atomic rename), so what compiles is the text the problem hash counted.
+  Result<fs::path> header_folder(const HostCompiler::Headers& headers) {
+    std::string material = "kernelarc-host-headers-v1";
+    for (const auto& [name, text] : headers) {
+      for (const std::string* part : {&name, &text}) {
+        material.push_back('\0');
+        material += std::to_string(part->size());
+        material.push_back('\0');
+        material += *part;
+      }
+    }
+    const fs::path dir = options.cache_dir / "include" / arc::sha256_hex(material);
+    std::error_code ec;
+    if (fs::exists(dir / ".complete", ec)) return dir;
+    for (const auto& [name, text] : headers) {
+      const fs::path rel = fs::path(name).lexically_normal();
+      if (name.empty() || rel.is_absolute() || *rel.begin() == "..") {
+        return Status::invalid_argument("shared source name '" + name +
+                                        "' is not a relative path inside its folder");
+      }
+      fs::create_directories((dir / rel).parent_path(), ec);
+      if (Status st = write_file_atomic(dir / rel, text); !st) return st;
+    }
+    if (Status st = write_file_atomic(dir / ".complete", ""); !st) return st;
+    return dir;
+  }
+
   // `source_path` empty: the text goes to <cache>/<key>.cc.
   CompiledObject compile(const std::string& source, const fs::path& source_path,
-                         const std::map<std::string, std::string>& defines) {
+                         const std::map<std::string, std::string>& defines,
+                         const HostCompiler::Headers& headers) {
     std::vector<std::string> argv = {options.compiler, "-O2",     "-std=c++17",
                                      "-fPIC",          "-shared", "-I" + include_root.string()};
+    if (!headers.empty()) {
+      auto dir = header_folder(headers);
+      if (!dir) return failure("cannot write the shared sources: " + dir.status().message());
+      argv.push_back("-I" + dir->string());
+    }
     for (const auto& [name, value] : defines) {
       if (!is_identifier(name)) {
         return failure("knob name '" + name + "' is not a C identifier");
@@ -307,20 +341,22 @@ std::filesystem::path HostCompiler::object_path(const std::string& key) const {
 }
 
 CompiledObject HostCompiler::compile_file(const std::filesystem::path& source,
-                                          const std::map<std::string, std::string>& defines) {
+                                          const std::map<std::string, std::string>& defines,
+                                          const Headers& headers) {
   try {
     auto text = read_file(source);
     if (!text) return failure("cannot read the source " + source.string());
-    return impl_->compile(*text, source, defines);
+    return impl_->compile(*text, source, defines, headers);
   } catch (const std::exception& e) {
     return failure(std::string("compile failed: ") + e.what());
   }
 }
 
 CompiledObject HostCompiler::compile_text(std::string_view source,
-                                          const std::map<std::string, std::string>& defines) {
+                                          const std::map<std::string, std::string>& defines,
+                                          const Headers& headers) {
   try {
-    return impl_->compile(std::string(source), {}, defines);
+    return impl_->compile(std::string(source), {}, defines, headers);
   } catch (const std::exception& e) {
     return failure(std::string("compile failed: ") + e.what());
   }
@@ -328,7 +364,9 @@ CompiledObject HostCompiler::compile_text(std::string_view source,
 
 CompiledObject HostCompiler::compile_variant(const Problem& problem, const Variant& variant) {
   try {
-    if (!variant.source.empty()) return compile_text(variant.source, variant.knobs);
+    if (!variant.source.empty()) {
+      return compile_text(variant.source, problem.defines_for(variant), problem.headers);
+    }
     const Family* family = problem.family(variant.family);
     if (family == nullptr) {
       std::vector<std::string> names;
@@ -344,7 +382,7 @@ CompiledObject HostCompiler::compile_variant(const Problem& problem, const Varia
                        "' (it has: " + join_names(names) + ")");
       }
     }
-    return compile_file(family->source, variant.knobs);
+    return compile_file(family->source, problem.defines_for(variant), problem.headers);
   } catch (const std::exception& e) {
     return failure(std::string("compile failed: ") + e.what());
   }

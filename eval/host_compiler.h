@@ -1,6 +1,9 @@
 #pragma once
 // Compiles host family sources, free candidate source and references into shared objects:
-//   g++ -O2 -std=c++17 -fPIC -shared -I<include root> -D<KNOB>=<VALUE>... -o <cache>/<key>.so <src>
+//   g++ -O2 -std=c++17 -fPIC -shared -I<include root> [-I<shared sources>] -D<KNOB>=<VALUE>...
+//       -o <cache>/<key>.so <src>
+// A problem's shared sources (include_dirs) are written under <cache>/include/<digest>/, the
+// digest of their names and texts, so the option string (and the key) changes with them.
 // The cache key is the SHA-256 of the source bytes, the option string, the compiler's version
 // line and eval/host_abi.h (the ABI every source includes), so equal inputs never compile twice
 // — across threads, processes (objects appear by atomic rename) and runs. A compile that the
@@ -59,13 +62,19 @@ class HostCompiler {
   // hex digits give an empty path, so a forged key can never name another file.
   std::filesystem::path object_path(const std::string& key) const;
 
+  // Include name -> text: shared sources the compiled one may #include by name.
+  using Headers = std::map<std::string, std::string>;
+
   // A source file with knob defines (NAME -> VALUE; names must be C identifiers).
   CompiledObject compile_file(const std::filesystem::path& source,
-                              const std::map<std::string, std::string>& defines);
+                              const std::map<std::string, std::string>& defines,
+                              const Headers& headers = {});
   // Source text (written to <cache>/<key>.cc first).
   CompiledObject compile_text(std::string_view source,
-                              const std::map<std::string, std::string>& defines);
-  // A variant of a problem: its family's source with the variant's knobs, or its free source.
+                              const std::map<std::string, std::string>& defines,
+                              const Headers& headers = {});
+  // A variant of a problem: its family's source or its free source, compiled with
+  // problem.defines_for(variant) (knobs and params) and the problem's shared sources.
   // Unknown families and knobs fail with a message naming them.
   CompiledObject compile_variant(const problem::Problem& problem, const problem::Variant& variant);
   // Several variants at once on up to `jobs` threads; results in the order given.

@@ -11,6 +11,7 @@
 
 #include "actors/campaign_config.h"
 #include "events/printer.h"
+#include "problem/shared_sources.h"
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
 
@@ -215,8 +216,9 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   std::set<std::string> includes;
   for (size_t i = 0; i < variants.size(); ++i) {
     if (!families[i]->library.empty() && variants[i].source.empty()) continue;
-    const std::string& src =
-        variants[i].source.empty() ? in.family_sources.at(families[i]->name) : variants[i].source;
+    const std::string src = problem::inline_shared_sources(
+        variants[i].source.empty() ? in.family_sources.at(families[i]->name) : variants[i].source,
+        p.headers);
     std::istringstream ss(src);
     std::string line;
     while (std::getline(ss, line)) {
@@ -238,14 +240,16 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     if (v.source.empty() && src_it == in.family_sources.end()) {
       return Status::not_found("family " + f.name + ": its source text is missing");
     }
-    const std::string& src = v.source.empty() ? src_it->second : v.source;
+    const std::string src =
+        problem::inline_shared_sources(v.source.empty() ? src_it->second : v.source, p.headers);
     cu << "// ---- variant " << i << ": " << v.key() << " ----\n";
     std::set<std::string> undef = defined_macros(src);
-    // Every knob, the family's defaults overridden by the variant's: what the evaluator's
-    // compile defined.
+    // Every knob, the family's defaults overridden by the variant's, and the problem's params:
+    // what the evaluator's compile defined.
     std::map<std::string, std::string> knobs;
     for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
     for (const auto& [k, val] : v.knobs) knobs[k] = val;
+    for (const auto& [k, val] : p.param_defines()) knobs[k] = val;
     for (const auto& [k, val] : knobs) {
       cu << "#define " << k << " " << val << "\n";
       undef.insert(k);
@@ -396,10 +400,14 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
     }
     return s;
   };
-  auto knob_locals = [](const problem::Family& f, const problem::Variant& v) {
+  // Launch and workspace expressions name knobs and integer params.
+  auto knob_locals = [&p](const problem::Family& f, const problem::Variant& v) {
     std::map<std::string, std::string> knobs;
     for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
     for (const auto& [k, val] : v.knobs) knobs[k] = val;
+    for (const auto& prm : p.params) {
+      if (prm.integer) knobs[prm.name] = prm.text;
+    }
     std::string s;
     for (const auto& [k, val] : knobs) {
       if (is_number(val)) s += "      [[maybe_unused]] const double " + k + " = " + val + ";\n";

@@ -13,6 +13,7 @@
 #include "events/printer.h"
 #include "problem/candidate.h"
 #include "problem/problem.h"
+#include "problem/shared_sources.h"
 #include "replay/reconstruct.h"
 
 namespace arc::replay {
@@ -414,13 +415,21 @@ Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSum
     std::ostringstream src;
     src << "// KernelArc best implementation of " << s.problem << ", campaign " << s.campaign_id
         << "\n// variant " << v.key() << " (" << label << ")\n";
+    // What the evaluator compiled: the knobs and params as #defines, then the source with the
+    // problem's shared sources written into it.
+    std::string text;
     if (!v.source.empty()) {
-      src << v.source;
+      text = v.source;
     } else if (const problem::Family* f = problem->family(v.family); f != nullptr) {
-      for (const auto& [k, val] : v.knobs) src << "#define " << k << " " << val << "\n";
       std::ifstream in(f->source);
-      src << in.rdbuf();
+      std::ostringstream body;
+      body << in.rdbuf();
+      text = body.str();
     }
+    for (const auto& [k, val] : problem->defines_for(v)) {
+      src << "#define " << k << " " << val << "\n";
+    }
+    src << problem::inline_shared_sources(text, problem->headers);
     std::ofstream out(run_dir / "best" / (label + ".cpp"));
     out << src.str();
     return out ? Status::ok() : Status::io_error("cannot write best/" + label + ".cpp");

@@ -61,7 +61,8 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
   std::vector<std::string> what;
   std::vector<std::set<std::string>> kernels;
   std::vector<bool> is_default;
-  jobs.push_back({read(problem->reference), problem->reference.string(), {}});
+  jobs.push_back({read(problem->reference), problem->reference.string(),
+                  problem->param_defines(), &problem->headers});
   what.push_back("reference");
   std::set<std::string> ref_kernels;
   for (const auto& l : problem->reference_launches) ref_kernels.insert(l.kernel);
@@ -90,7 +91,9 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
       std::string label = f.name + "{";
       for (const auto& [k, v] : s) label += k + "=" + v + ",";
       label += "}";
-      jobs.push_back({text, f.source.string(), s});
+      problem::Variant v;
+      v.knobs = s;
+      jobs.push_back({text, f.source.string(), problem->defines_for(v), &problem->headers});
       what.push_back(label);
       kernels.push_back(names);
       is_default.push_back(s == defaults);

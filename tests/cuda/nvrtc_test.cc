@@ -104,6 +104,23 @@ TEST_F(NvrtcTest, ACompileErrorCarriesNvrtcsMessageAndIsCachedToo) {
   EXPECT_EQ(again.error, c.error);
 }
 
+TEST_F(NvrtcTest, SharedSourcesAreHeadersAndPartOfTheKey) {
+  const std::string src =
+      "#include \"arc_cuda.h\"\n#include \"io/k.h\"\n"
+      "ARC_KERNEL put(arc_args a) { static_cast<float*>(a.out[0])[0] = K; }\n";
+  Cubin a = compiler_->compile(src, "put.cu", {}, {{"io/k.h", "#pragma once\n#define K 1.0f\n"}});
+  Cubin b = compiler_->compile(src, "put.cu", {}, {{"io/k.h", "#pragma once\n#define K 2.0f\n"}});
+  ASSERT_TRUE(a.ok) << a.error;
+  ASSERT_TRUE(b.ok) << b.error;
+  EXPECT_NE(a.key, b.key);
+  Cubin none = compiler_->compile(src, "put.cu", {});
+  EXPECT_FALSE(none.ok);
+  EXPECT_THAT(none.error, HasSubstr("io/k.h"));
+  Cubin shadow = compiler_->compile(src, "put.cu", {}, {{"arc_cuda.h", "// not the ABI\n"}});
+  EXPECT_FALSE(shadow.ok);
+  EXPECT_THAT(shadow.error, HasSubstr("may not be named arc_cuda.h"));
+}
+
 TEST_F(NvrtcTest, ParallelCompilesReturnInOrder) {
   std::vector<Compiler::Job> jobs;
   for (int s = 1; s <= 4; ++s) jobs.push_back({kKernel, "twice.cu", {{"SCALE", std::to_string(s)}}});
