@@ -1,21 +1,14 @@
 #include "actors/agent_backends.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <semaphore>
 #include <thread>
 
-#include <fcntl.h>
 #include <httplib.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "eval/sigpipe_guard.h"
 #include "eval/subprocess.h"
 
 namespace arc::actors {
@@ -109,119 +102,33 @@ class ExecBackend : public AgentBackend {
   explicit ExecBackend(ExecConfig c) : c_(std::move(c)) {}
 
   ExchangeReply exchange(const ExchangeRequest& request) override {
-    eval::SigpipeGuard no_sigpipe;
     ExchangeReply r;
     r.attempts = 1;
     const auto t0 = Clock::now();
-    eval::UniqueFd in_r, in_w, out_r, out_w, err_r, err_w;
-    const std::pair<eval::UniqueFd*, eval::UniqueFd*> pipes[] = {
-        {&in_r, &in_w}, {&out_r, &out_w}, {&err_r, &err_w}};
-    for (const auto& [a, b] : pipes) {
-      if (Status s = eval::make_pipe(a, b); !s) {
-        r.error = s.message();
-        return r;
-      }
-    }
-    eval::SpawnOptions so;
-    so.fds = {{0, in_r.get()}, {1, out_w.get()}, {2, err_w.get()}};
-    auto pid = eval::spawn_process(c_.command, so);
-    if (!pid) {
-      r.error = pid.status().message();
-      r.latency_ms = ms_since(t0);
+    eval::SubprocessOptions o;
+    o.timeout_s = c_.timeout_s;
+    o.output_cap = 4u << 20;
+    o.input = request.context;
+    o.separate_stderr = true;
+    o.error_cap = 16u << 10;
+    auto run = eval::run_subprocess(c_.command, o);
+    r.latency_ms = ms_since(t0);
+    if (!run) {
+      r.error = run.status().message();
       return r;
     }
-    in_r.reset();
-    out_w.reset();
-    err_w.reset();
-    ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
-    const std::string& data = request.context;
-    size_t written = 0;
-    std::string out, err;
-    constexpr size_t kOutCap = 4u << 20, kErrCap = 16u << 10;
-    bool timed_out = false;
-    const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(c_.timeout_s));
-    if (data.empty()) in_w.reset();
-    while (out_r.valid() || err_r.valid()) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) {
-        timed_out = true;
-        break;
-      }
-      pollfd fds[3];
-      int n = 0;
-      int idx_in = -1, idx_out = -1, idx_err = -1;
-      if (in_w.valid()) {
-        idx_in = n;
-        fds[n++] = {in_w.get(), POLLOUT, 0};
-      }
-      if (out_r.valid()) {
-        idx_out = n;
-        fds[n++] = {out_r.get(), POLLIN, 0};
-      }
-      if (err_r.valid()) {
-        idx_err = n;
-        fds[n++] = {err_r.get(), POLLIN, 0};
-      }
-      int rc = ::poll(fds, static_cast<nfds_t>(n),
-                      static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-      if (rc < 0 && errno != EINTR) break;
-      if (rc <= 0) continue;
-      if (idx_in >= 0 && fds[idx_in].revents != 0) {
-        ssize_t w = ::write(in_w.get(), data.data() + written, data.size() - written);
-        if (w > 0) written += static_cast<size_t>(w);
-        if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == data.size()) in_w.reset();
-      }
-      char buf[65536];
-      for (auto [idx, fd, dst, cap] : {std::tuple{idx_out, &out_r, &out, kOutCap},
-                                       std::tuple{idx_err, &err_r, &err, kErrCap}}) {
-        if (idx < 0 || fds[idx].revents == 0) continue;
-        ssize_t got = ::read(fd->get(), buf, sizeof buf);
-        if (got > 0) {
-          if (dst->size() < cap)
-            dst->append(buf, std::min(static_cast<size_t>(got), cap - dst->size()));
-        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-          fd->reset();
-        }
-      }
-    }
-    in_w.reset();
-    int status = 0;
-    if (timed_out) {
-      eval::kill_and_reap(*pid);
-    } else {
-      // stdout and stderr are closed: the command is ending; wait for it within the deadline.
-      while (true) {
-        pid_t w = ::waitpid(*pid, &status, WNOHANG);
-        if (w == *pid) break;
-        if (w < 0 && errno != EINTR) break;
-        if (Clock::now() > deadline) {
-          timed_out = true;
-          status = eval::kill_and_reap(*pid);
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
-    r.latency_ms = ms_since(t0);
-    auto tail = [&err]() {
-      return err.empty() ? ""
-                         : ": " + head(err.substr(err.size() > 2000 ? err.size() - 2000 : 0), 2000);
-    };
-    if (timed_out) {
-      r.error =
-          "'" + c_.command[0] + "' timed out after " + std::to_string(c_.timeout_s) + " s" + tail();
-    } else if (WIFSIGNALED(status)) {
-      r.error = "'" + c_.command[0] + "' killed by signal " +
-                eval::describe_signal(WTERMSIG(status)) + tail();
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      r.error = "'" + c_.command[0] + "' exited with status " +
-                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + tail();
-    } else {
+    if (run->ok()) {
       r.delivered = true;
-      r.body = std::move(out);
+      r.body = std::move(run->output);
+      return r;
     }
+    const std::string& err = run->error_output;
+    const std::string tail =
+        err.empty() ? "" : ": " + head(err.substr(err.size() > 2000 ? err.size() - 2000 : 0), 2000);
+    r.error = "'" + c_.command[0] + "' " +
+              (run->timed_out ? "timed out after " + std::to_string(c_.timeout_s) + " s"
+                              : run->describe()) +
+              tail;
     return r;
   }
 

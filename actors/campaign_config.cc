@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "actors/agent_backend_registry.h"
+#include "base/arc_home.h"
 #include "base/toml_text.h"
 
 namespace arc::actors {
@@ -245,15 +246,6 @@ Status parse_backends(Reader& r, const toml::table& root, CampaignConfig& c, boo
 }  // namespace
 
 const char* to_string(Mode m) { return m == Mode::kAsync ? "async" : "lockstep"; }
-
-std::filesystem::path arc_home() {
-  if (const char* h = std::getenv("ARC_HOME"); h != nullptr && *h != '\0') return h;
-#ifdef ARC_SOURCE_DIR
-  return ARC_SOURCE_DIR;
-#else
-  return std::filesystem::current_path();
-#endif
-}
 
 Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file) {
   auto parsed = parse_toml(text, file.string());

@@ -82,8 +82,5 @@ Result<CampaignConfig> load_campaign(const std::filesystem::path& file);
 // absolute).
 std::string campaign_text(const CampaignConfig& c);
 
-// The folder KernelArc's data (skills/, problems/, eval/host_abi.h) lives in: $ARC_HOME, else the
-// source tree this binary was built from.
-std::filesystem::path arc_home();
 
 }  // namespace arc::actors

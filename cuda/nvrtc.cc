@@ -14,12 +14,9 @@
 #include <nvrtc.h>
 #include <unistd.h>
 
+#include "base/arc_home.h"
 #include "base/sha256.h"
 #include "cuda/driver.h"
-
-#ifndef ARC_SOURCE_DIR
-#define ARC_SOURCE_DIR ""
-#endif
 
 namespace arc::cuda {
 namespace {
@@ -77,24 +74,6 @@ bool is_plain_value(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return c > ' ' && c < 127 && c != '"' && c != '\'' && c != '\\';
   });
-}
-
-fs::path find_include_root(const fs::path& given) {
-  auto has_abi = [](const fs::path& root) {
-    std::error_code ec;
-    return fs::is_regular_file(root / "cuda" / "include" / "arc_cuda.h", ec);
-  };
-  if (!given.empty()) return given;
-  if (const char* h = std::getenv("ARC_HOME"); h != nullptr && *h != '\0' && has_abi(h)) return h;
-  // A bundle: <root>/bin/<exe> with <root>/cuda/include/arc_cuda.h beside.
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-      if (has_abi(p)) return p;
-    }
-  }
-  return ARC_SOURCE_DIR;
 }
 
 int int_before(std::string_view line, std::string_view word) {
@@ -182,7 +161,7 @@ struct Compiler::Impl {
 
   explicit Impl(CompilerOptions o)
       : options(std::move(o)),
-        include_root(find_include_root(options.include_root)),
+        include_root(options.include_root.empty() ? arc_home() : options.include_root),
         toolkit_include(toolkit_include_dir()),
         slots(static_cast<std::ptrdiff_t>(
             options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency()))) {

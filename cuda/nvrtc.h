@@ -37,7 +37,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view log);
 struct CompilerOptions {
   std::filesystem::path cache_dir;  // required; created when missing
   std::string arch = "sm_90a";
-  // Holds cuda/include/arc_cuda.h. Empty: $ARC_HOME, else the source tree this was built from.
+  // Holds cuda/include/arc_cuda.h. Empty: arc_home() (base/arc_home.h).
   std::filesystem::path include_root;
   unsigned jobs = 0;  // NVRTC compiles at once over all callers; 0: hardware_concurrency
   std::vector<std::string> extra_options;  // appended after the defaults (e.g. "-G")

@@ -13,12 +13,9 @@
 
 #include <unistd.h>
 
+#include "base/arc_home.h"
 #include "base/sha256.h"
 #include "eval/subprocess.h"
-
-#ifndef ARC_SOURCE_DIR
-#define ARC_SOURCE_DIR ""
-#endif
 
 namespace arc::eval {
 
@@ -135,10 +132,7 @@ struct HostCompiler::Impl {
         slots(static_cast<std::ptrdiff_t>(
             options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency()))) {
     include_root = options.include_root;
-    if (include_root.empty()) {
-      const char* home = std::getenv("ARC_HOME");
-      include_root = (home != nullptr && *home != '\0') ? fs::path(home) : fs::path(ARC_SOURCE_DIR);
-    }
+    if (include_root.empty()) include_root = arc_home();
     auto abi_bytes = read_file(include_root / "eval" / "host_abi.h");
     if (abi_bytes) {
       abi = std::move(*abi_bytes);
@@ -146,8 +140,10 @@ struct HostCompiler::Impl {
       abi_error = "the include root " + include_root.string() +
                   " has no eval/host_abi.h (set ARC_HOME to the KernelArc source tree)";
     }
-    auto r =
-        run_subprocess({options.compiler, "--version"}, {.timeout_s = 30.0, .output_cap = 4096});
+    SubprocessOptions quick;
+    quick.timeout_s = 30.0;
+    quick.output_cap = 4096;
+    auto r = run_subprocess({options.compiler, "--version"}, quick);
     if (r && r->ok()) {
       version = r->output.substr(0, r->output.find('\n'));
     } else {
@@ -286,9 +282,12 @@ struct HostCompiler::Impl {
     argv.push_back(src.string());
 
     Result<SubprocessResult> run = Status::internal("not run");
+    SubprocessOptions limits;
+    limits.timeout_s = options.timeout_s;
+    limits.output_cap = kLogCap;
     {
       SlotGuard slot(slots);
-      run = run_subprocess(argv, {.timeout_s = options.timeout_s, .output_cap = kLogCap});
+      run = run_subprocess(argv, limits);
     }
     if (!run) {
       c.error = "cannot run the compiler: " + run.status().message();

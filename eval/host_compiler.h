@@ -26,8 +26,7 @@ struct HostCompilerOptions {
   // Where objects (<key>.so), free sources (<key>.cc), rejections (<key>.err) and compiler
   // logs (<sha256 of log>.log) live. Required; created when missing.
   std::filesystem::path cache_dir;
-  // -I root; must hold eval/host_abi.h. Empty: $ARC_HOME, else the source tree this was built
-  // from (ARC_SOURCE_DIR).
+  // -I root; must hold eval/host_abi.h. Empty: arc_home() (base/arc_home.h).
   std::filesystem::path include_root;
   std::string compiler = "g++";  // found in PATH unless it has a '/'
   // Compilers running at once, over all callers. 0: std::thread::hardware_concurrency().

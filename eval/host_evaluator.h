@@ -32,7 +32,7 @@ struct HostEvaluatorOptions {
   double compile_timeout_s = 120;  // per compiler run
   std::string compiler = "g++";
   std::filesystem::path
-      include_root;  // holds eval/host_abi.h; empty: $ARC_HOME, else the build's source tree
+      include_root;  // holds eval/host_abi.h; empty: arc_home() (base/arc_home.h)
   double worker_start_timeout_s = 10;     // until the worker says "ready"
   double peaks_timeout_s = 60;            // the peaks measurement
   uint64_t peaks_memory_limit_mb = 4096;  // the worker's limit when peaks() starts it

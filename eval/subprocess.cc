@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "eval/sigpipe_guard.h"
+
 namespace arc::eval {
 namespace {
 
@@ -149,47 +151,83 @@ std::string SubprocessResult::describe() const {
 
 Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
                                         const SubprocessOptions& options) {
-  UniqueFd out_read, out_write;
+  UniqueFd in_read, in_write, out_read, out_write, err_read, err_write;
   if (Status s = make_pipe(&out_read, &out_write); !s) return s;
+  if (!options.input.empty()) {
+    if (Status s = make_pipe(&in_read, &in_write); !s) return s;
+  }
+  if (options.separate_stderr) {
+    if (Status s = make_pipe(&err_read, &err_write); !s) return s;
+  }
   SpawnOptions spawn;
-  spawn.fds = {{1, out_write.get()}, {2, out_write.get()}};
+  spawn.fds = {{1, out_write.get()}, {2, options.separate_stderr ? err_write.get() : out_write.get()}};
+  if (in_read.valid()) spawn.fds.push_back({0, in_read.get()});
+  // A child that exits without reading its input must not kill us with SIGPIPE.
+  SigpipeGuard no_sigpipe;
   auto start = Clock::now();
   auto pid = spawn_process(argv, spawn);
   if (!pid) return pid.status();
+  in_read.reset();
   out_write.reset();
+  err_write.reset();
+  if (in_write.valid()) ::fcntl(in_write.get(), F_SETFL, ::fcntl(in_write.get(), F_GETFL) | O_NONBLOCK);
 
   SubprocessResult result;
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(options.timeout_s));
+  size_t written = 0;
   char buf[16384];
-  bool eof = false;
-  while (!eof) {
+  // Until stdout and stderr are both closed: the child (and whatever it forked) is done writing.
+  while (out_read.valid() || err_read.valid()) {
     auto now = Clock::now();
     if (now >= deadline) {
       result.timed_out = true;
       break;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    pollfd p{out_read.get(), POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left + 1, 1, 1000)));
+    pollfd p[3];
+    nfds_t n = 0;
+    UniqueFd* fd_of[3];
+    for (UniqueFd* fd : {&in_write, &out_read, &err_read}) {
+      if (!fd->valid()) continue;
+      p[n] = {fd->get(), static_cast<short>(fd == &in_write ? POLLOUT : POLLIN), 0};
+      fd_of[n++] = fd;
+    }
+    int r = ::poll(p, n, static_cast<int>(std::clamp<long long>(left + 1, 1, 1000)));
     if (r < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (r == 0) continue;
-    ssize_t got = ::read(out_read.get(), buf, sizeof buf);
-    if (got < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      break;
+    for (nfds_t k = 0; k < n; ++k) {
+      if (p[k].revents == 0) continue;
+      UniqueFd* fd = fd_of[k];
+      if (fd == &in_write) {
+        ssize_t w = ::write(fd->get(), options.input.data() + written, options.input.size() - written);
+        if (w > 0) written += static_cast<size_t>(w);
+        if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == options.input.size()) {
+          fd->reset();
+        }
+        continue;
+      }
+      ssize_t got = ::read(fd->get(), buf, sizeof buf);
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        fd->reset();
+        continue;
+      }
+      if (got == 0) {
+        fd->reset();
+        continue;
+      }
+      const bool is_err = fd == &err_read;
+      std::string& dst = is_err ? result.error_output : result.output;
+      const size_t cap = is_err ? options.error_cap : options.output_cap;
+      size_t room = cap - std::min(cap, dst.size());
+      dst.append(buf, std::min(room, static_cast<size_t>(got)));
+      if (!is_err && static_cast<size_t>(got) > room) result.truncated = true;
     }
-    if (got == 0) {
-      eof = true;
-      break;
-    }
-    size_t room = options.output_cap - std::min(options.output_cap, result.output.size());
-    result.output.append(buf, std::min(room, static_cast<size_t>(got)));
-    if (static_cast<size_t>(got) > room) result.truncated = true;
   }
+  in_write.reset();
 
   int status = 0;
   bool reaped = false;

@@ -1,9 +1,10 @@
 #pragma once
 // Child processes without a shell. spawn_process() starts a program with an explicit map of
 // file descriptors (everything else closed, so a child never holds another child's pipe open);
-// run_subprocess() runs one to completion under a timeout and keeps a capped copy of what it
-// printed. The host compiler runs g++ through run_subprocess(); the host evaluator starts its
-// worker through spawn_process(). Nothing here throws.
+// run_subprocess() runs one to completion under a timeout, feeds it its input and keeps a capped
+// copy of what it printed. The host compiler runs g++ and the exec agent backend its command
+// through run_subprocess(); the host evaluator starts its worker through spawn_process().
+// Nothing here throws.
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -60,24 +61,33 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv, const SpawnOpt
 
 struct SubprocessOptions {
   double timeout_s = 120.0;       // past it the child's process group gets SIGKILL
-  size_t output_cap = 64 * 1024;  // bytes of stdout+stderr kept; the rest is read and dropped
+  size_t output_cap = 64 * 1024;  // bytes of stdout (+stderr) kept; the rest is read and dropped
+  // Written to the child's stdin, which is then closed; a child that stops reading does not
+  // block the parent (the rest is dropped when it closes its end). Empty: stdin is /dev/null.
+  std::string input;
+  // stderr apart, in SubprocessResult::error_output (at most error_cap bytes); else stdout and
+  // stderr are one stream, interleaved as the child wrote them.
+  bool separate_stderr = false;
+  size_t error_cap = 16 * 1024;
 };
 
 struct SubprocessResult {
-  int exit_code = -1;      // the exit status when the child exited normally
-  int signal = 0;          // the signal that ended it, 0 if none
-  bool timed_out = false;  // the timeout fired (signal is then SIGKILL)
-  std::string output;      // stdout and stderr interleaved, at most output_cap bytes
-  bool truncated = false;  // more output than output_cap was produced
-  double seconds = 0;      // wall time from spawn to reap
+  int exit_code = -1;        // the exit status when the child exited normally
+  int signal = 0;            // the signal that ended it, 0 if none
+  bool timed_out = false;    // the timeout fired (signal is then SIGKILL)
+  std::string output;        // stdout (and stderr unless separate), at most output_cap bytes
+  bool truncated = false;    // more output than output_cap was produced
+  std::string error_output;  // stderr when separate_stderr, at most error_cap bytes
+  double seconds = 0;        // wall time from spawn to reap
 
   bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
   // "exited with status 1", "killed by signal 9 (SIGKILL)", "timed out after 120 s".
   std::string describe() const;
 };
 
-// Runs argv to completion with stdin from /dev/null. Fails only when the program cannot be
-// started; how it ended (status, signal, timeout) is in the result.
+// Runs argv to completion under the timeout, feeding it `input` and reading what it prints.
+// Fails only when the program cannot be started; how it ended (status, signal, timeout) is in
+// the result.
 Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
                                         const SubprocessOptions& options = {});
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/campaign_config.h"
+#include "base/arc_home.h"
 #include "events/printer.h"
 #include "problem/shared_sources.h"
 #include "replay/reconstruct.h"
@@ -23,7 +23,7 @@ using json = nlohmann::json;
 
 // The KernelArc CUDA ABI header, inlined so the export needs nothing of KernelArc's tree.
 Result<std::string> arc_cuda_header() {
-  const fs::path path = actors::arc_home() / "cuda/include/arc_cuda.h";
+  const fs::path path = arc_home() / "cuda/include/arc_cuda.h";
   std::ifstream in(path, std::ios::binary);
   std::ostringstream os;
   os << in.rdbuf();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "actors/campaign_runner.h"
+#include "base/arc_home.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
 #include "replay/ablate.h"
@@ -208,7 +209,7 @@ double median(std::vector<double> v) {
 
 int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t rounds,
                  const std::string& baseline, bool current_only, const fs::path& work) {
-  const fs::path home = arc::actors::arc_home();
+  const fs::path home = arc::arc_home();
   arc::replay::AblationOptions o;
   o.base_campaign = home / "problems/host" / sweep_problem / "campaign.toml";
   o.measurements = {home / "tests/data/sweeps" / ("host-" + sweep_problem)};
@@ -283,7 +284,7 @@ int main(int argc, char** argv) {
   CLI::App app{"arc-bench: KernelArc orchestration benchmarks"};
   uint64_t appends = 200000, sync_appends = 2000;
   uint32_t candidates = 200;
-  std::string problem = (arc::actors::arc_home() / "problems/host/matmul").string();
+  std::string problem = (arc::arc_home() / "problems/host/matmul").string();
   std::string work_dir;
   app.add_option("--appends", appends, "batched appends to time");
   app.add_option("--sync-appends", sync_appends, "fsynced appends to time");

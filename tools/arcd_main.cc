@@ -13,6 +13,7 @@
 #include "actors/campaign_runner.h"
 #include "actors/check.h"
 #include "actors/sweep.h"
+#include "base/arc_home.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
 #include "replay/confirm.h"
@@ -217,7 +218,7 @@ int cmd_confirm(const std::string& run_dir, uint32_t rounds, bool json,
 
 int cmd_list(bool json) {
   namespace fs = std::filesystem;
-  const fs::path home = arc::actors::arc_home();
+  const fs::path home = arc::arc_home();
   nlohmann::json j = {{"problems", nlohmann::json::array()}, {"skills", nlohmann::json::array()}};
   std::vector<fs::path> files;
   std::error_code ec;

@@ -16,7 +16,7 @@ inline problem::Problem toy_problem() {
   p.name = "toy";
   p.kernel_type = "softmax";
   p.axes = {"n"};
-  p.workloads = {{"small", {{"n", 64}}}, {"large", {{"n", 4096}}}};
+  p.workloads = {{"small", {{"n", 64}}, {}}, {"large", {{"n", 4096}}, {}}};
   problem::Family a;
   a.name = "alpha";
   a.knobs = {{"TILE_M", {"8", "16", "32", "64"}, "8"}, {"VEC", {"1", "2", "4"}, "1"}};

@@ -52,7 +52,7 @@ Problem scale_problem() {
   y.name = "y";
   p.inputs = {x};
   p.outputs = {y};
-  p.workloads = {{"n1k", {{"n", 1000}}}, {"n64k", {{"n", 65536}}}};
+  p.workloads = {{"n1k", {{"n", 1000}}, {}}, {"n64k", {{"n", 65536}}, {}}};
   p.tolerance = {1e-6, 1e-6, 1.0};
   p.cost = {"n", "8 * n"};
   p.reference = kProblemDir / "reference.cc";
@@ -701,6 +701,13 @@ TEST(HostEvaluatorProtocol, WritingToAClosedPipeIsAnErrorNotASignal) {
   EXPECT_EQ(s.code(), Status::Code::kUnavailable);
 }
 
+SubprocessOptions limits(double timeout_s, size_t output_cap) {
+  SubprocessOptions o;
+  o.timeout_s = timeout_s;
+  o.output_cap = output_cap;
+  return o;
+}
+
 TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
   auto r = run_subprocess({"sh", "-c", "echo out; echo err >&2; exit 3"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -709,13 +716,13 @@ TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
   EXPECT_THAT(r->output, HasSubstr("err\n"));
   EXPECT_EQ(r->describe(), "exited with status 3");
 
-  auto slow = run_subprocess({"sleep", "10"}, {.timeout_s = 0.2, .output_cap = 1024});
+  auto slow = run_subprocess({"sleep", "10"}, limits(0.2, 1024));
   ASSERT_TRUE(slow.ok());
   EXPECT_TRUE(slow->timed_out);
   EXPECT_LT(slow->seconds, 5);
 
   auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"},
-                            {.timeout_s = 10, .output_cap = 65536});
+                            limits(10, 65536));
   ASSERT_TRUE(big.ok());
   EXPECT_EQ(big->exit_code, 0);
   EXPECT_EQ(big->output.size(), 65536u);
@@ -724,6 +731,26 @@ TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
   auto missing = run_subprocess({"/nonexistent/program"});
   EXPECT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("cannot execute '/nonexistent/program'"));
+}
+
+TEST(HostEvaluatorSubprocess, FeedsInputAndKeepsStderrApart) {
+  SubprocessOptions o = limits(10, 1 << 20);
+  o.input = std::string(300000, 'x') + "\n";  // more than a pipe holds
+  o.separate_stderr = true;
+  o.error_cap = 8;
+  auto r = run_subprocess({"sh", "-c", "wc -c; echo 0123456789abcdef >&2"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->ok()) << r->describe();
+  EXPECT_EQ(r->output, "300001\n");
+  EXPECT_EQ(r->error_output, "01234567");
+
+  // A child that never reads its input neither blocks nor kills the caller.
+  SubprocessOptions ignore = limits(10, 1024);
+  ignore.input = std::string(1 << 20, 'y');
+  auto quiet = run_subprocess({"true"}, ignore);
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->ok()) << quiet->describe();
+  EXPECT_LT(quiet->seconds, 5);
 }
 
 TEST(HostEvaluatorWorker, StatisticsAndSeeds) {
