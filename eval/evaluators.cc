@@ -23,14 +23,17 @@ std::filesystem::path default_cache_dir() {
 
 namespace {
 
+// A measuring backend runs the problems written for it: `problem.backend` is its name.
+Status runs_its_own(const char* backend, const Problem& problem) {
+  if (problem.backend == backend) return Status::ok();
+  return Status::invalid_argument(problem.file.string() + ": field 'backend': the " + backend +
+                                  " evaluator runs \"" + backend + "\" problems, got \"" +
+                                  problem.backend + "\"");
+}
+
 Result<std::unique_ptr<Evaluator>> make_host(const EvaluatorChoice& choice,
                                              const Problem& problem) {
-  if (problem.backend != "host") {
-    return Status::invalid_argument(problem.file.string() +
-                                    ": field 'backend': the host "
-                                    "evaluator runs \"host\" problems, got \"" +
-                                    problem.backend + "\"");
-  }
+  if (Status s = runs_its_own("host", problem); !s) return s;
   HostEvaluatorOptions o;
   o.cache_dir = choice.cache_dir;
   return std::unique_ptr<Evaluator>(new HostEvaluator(problem, o));
@@ -38,12 +41,7 @@ Result<std::unique_ptr<Evaluator>> make_host(const EvaluatorChoice& choice,
 
 Result<std::unique_ptr<Evaluator>> make_cuda(const EvaluatorChoice& choice,
                                              const Problem& problem) {
-  if (problem.backend != "cuda") {
-    return Status::invalid_argument(problem.file.string() +
-                                    ": field 'backend': the cuda "
-                                    "evaluator runs \"cuda\" problems, got \"" +
-                                    problem.backend + "\"");
-  }
+  if (Status s = runs_its_own("cuda", problem); !s) return s;
   CudaEvaluatorOptions o;
   o.cache_dir = choice.cache_dir;
   return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
