@@ -18,7 +18,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#problems[@]} -eq 0 ]; then
-  for d in "$root"/problems/gpu/*/; do problems+=("$(basename "$d")"); done
+  for d in "$root"/problems/gpu/*/; do
+    [ -f "$d/campaign.toml" ] && problems+=("$(basename "$d")")  # common/: shared sources
+  done
 fi
 arcd=$(command -v arcd || true)
 [ -n "$arcd" ] || arcd=${BUILD_DIR:-$root/build}/tools/arcd

@@ -460,7 +460,7 @@ TEST_P(ShippedGpuProblems, SeedAndFamilyDefaultsPass) {
 INSTANTIATE_TEST_SUITE_P(Gpu, ShippedGpuProblems,
                          ::testing::Values("softmax_f32", "softmax_bf16", "rmsnorm_bf16",
                                            "layernorm_bf16", "bias_gelu_bf16", "rowsum_f32",
-                                           "gemm_bf16", "attn_out_proj_bf16"));
+                                           "gemm_bf16", "attn_out_proj_bf16", "swiglu_bf16"));
 
 }  // namespace
 }  // namespace arc::eval

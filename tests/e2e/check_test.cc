@@ -29,11 +29,19 @@ int run_cli(const std::string& args, std::string* out) {
   return WEXITSTATUS(::pclose(p));
 }
 
-// A copy of a shipped problem with `text` appended to one of its family sources.
+// A copy of a shipped problem with `text` appended to one of its family sources. The suite's
+// shared sources (problems/<suite>/common/, which problem.toml names by relative paths such as
+// "../common/include") are copied beside it when the suite has them.
 fs::path broken_copy(const std::string& shipped, const std::string& name,
                      const std::string& family_file, const std::string& text) {
-  const fs::path dir = scratch(name);
-  fs::copy(fs::path(ARC_SOURCE_DIR) / "problems" / shipped, dir, fs::copy_options::recursive);
+  const fs::path from = fs::path(ARC_SOURCE_DIR) / "problems" / shipped;
+  const fs::path root = scratch(name);
+  const fs::path dir = root / from.filename();
+  fs::create_directories(root);
+  fs::copy(from, dir, fs::copy_options::recursive);
+  if (fs::is_directory(from.parent_path() / "common")) {
+    fs::copy(from.parent_path() / "common", root / "common", fs::copy_options::recursive);
+  }
   std::ofstream(dir / "families" / family_file, std::ios::app) << "\n" << text << "\n";
   return dir;
 }

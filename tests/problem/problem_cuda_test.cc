@@ -52,7 +52,7 @@ std::vector<fs::path> gpu_problems() {
 
 TEST(CudaShippedProblems, AllLoadAndResolveForEveryWorkload) {
   const auto dirs = gpu_problems();
-  ASSERT_EQ(dirs.size(), 8u);
+  ASSERT_EQ(dirs.size(), 9u);
   std::set<std::string> hashes;
   for (const auto& dir : dirs) {
     SCOPED_TRACE(dir.string());

@@ -151,6 +151,39 @@ TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
   EXPECT_EQ(nvcc_build(out, "rowsum_f32", false), "");
 }
 
+// A problem with params and shared sources (softmax_bf16: its families live in
+// problems/gpu/common/softmax and include elem_io.cuh): the export defines the params and
+// writes each shared source in place of its #include, so it builds with nvcc alone.
+TEST(KernelExport, SharedSourcesAreInlinedAndParamsDefined) {
+  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/gpu/softmax_bf16");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ASSERT_FALSE(problem->headers.empty());
+  ASSERT_FALSE(problem->params.empty());
+  problem::Candidate best;
+  best.base.family = "online";
+  const fs::path run = gpu_run("problems/gpu/softmax_bf16", best, {});
+  const fs::path out = scratch("cuda-softmax-shared");
+  auto written = export_run(run, "cuda", out);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  const std::string cu = slurp(out / "softmax_bf16.cu");
+  for (const auto& prm : problem->params) {
+    EXPECT_NE(cu.find("#define " + prm.name + " " + prm.text + "\n"), std::string::npos)
+        << prm.name;
+  }
+  EXPECT_NE(cu.find("// ---- shared source elem_io.cuh ----"), std::string::npos);
+  EXPECT_NE(cu.find("typedef arc_bf16 elem_t;"), std::string::npos);
+  std::istringstream lines(cu);
+  std::string line;
+  while (std::getline(lines, line)) {
+    for (const auto& [name, text] : problem->headers) {
+      EXPECT_FALSE(line.rfind("#include", 0) == 0 && line.find(name) != std::string::npos)
+          << "an #include of the shared source " << name << " is left: " << line;
+    }
+  }
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc << ": not compiled";
+  EXPECT_EQ(nvcc_build(out, "softmax_bf16", false), "");
+}
+
 // On a GPU: the exported row sums, both variants (the gated shape and another), agree with
 // sums taken on the host. Skips without nvcc or without a CUDA device.
 TEST(KernelExport, ExportedRowsumRunsCorrectlyOnTheGpu) {

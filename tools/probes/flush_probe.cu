@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "probe_common.cuh"
-#include "splitk.cu"  // the gemm_bf16 problem's skinny family, knobs as -D defines
+#include "splitk.cu"  // gemm_bf16's skinny family (problems/gpu/common/gemm), knobs as -D defines
 
 int main(int argc, char** argv) {
   const int m = argc > 1 ? std::atoi(argv[1]) : 16;

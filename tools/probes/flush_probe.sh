@@ -12,7 +12,8 @@ if [[ $what != run ]]; then
   mkdir -p "$out"
   for c in "${configs[@]}"; do
     read -r tn th un <<<"$c"
-    nvcc -O3 -std=c++17 -arch=sm_90a -I "$root/cuda/include" -I "$root/problems/gpu/gemm_bf16/families" \
+    nvcc -O3 -std=c++17 -arch=sm_90a -I "$root/cuda/include" -I "$root/problems/gpu/common/gemm/families" \
+      -I "$root/problems/gpu/common/gemm/include" -DARC_RESIDUAL=0 \
       -DFAMILY_NAME=\"skinny_${tn}_${th}_${un}\" -DTILE_M=16 -DTILE_N="$tn" -DTHREADS="$th" -DUNROLL="$un" \
       "$root/tools/probes/flush_probe.cu" -o "$out/flush_probe_${tn}_${th}_${un}" -lcublasLt
   done

@@ -1,9 +1,9 @@
-// Skinny-GEMM probe: the gemm_bf16 problem's stream family (knobs as -D defines) beside
-// cuBLASLt's default plan and the best of its first 8 heuristic plans, and a plain read of w,
-// timed like the worker: CUDA events around each run, the L2 flushed before every run by a
-// read over 2 x L2, two buffer sets, medians of 50 runs after 10 warm-ups. Every kernel's
-// output is checked against a double reference first. tools/probes/stream_probe.sh builds a
-// knob sweep and runs it. Usage: stream_probe M N K [M N K ...]
+// Skinny-GEMM probe: gemm_bf16's stream family (problems/gpu/common/gemm/families/stream.cu,
+// knobs and ARC_RESIDUAL=0 as -D defines) beside cuBLASLt's default plan and the best of its
+// first 8 heuristic plans, and a plain read of w, timed like the worker: CUDA events around each
+// run, the L2 flushed before every run by a read over 2 x L2, two buffer sets, medians of 50 runs
+// after 10 warm-ups. Every kernel's output is checked against a double reference first.
+// tools/probes/stream_probe.sh builds a knob sweep and runs it. Usage: stream_probe M N K [M N K ...]
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -15,7 +15,8 @@ done; done; done; done
 if [[ $what != run ]]; then
   mkdir -p "$out"
   printf '%s\n' "${configs[@]}" | xargs -P "$(nproc)" -L 1 bash -c '
-    nvcc -O3 -std=c++17 -arch=sm_90a -I "'"$root"'/cuda/include" -I "'"$root"'/problems/gpu/gemm_bf16/families" \
+    nvcc -O3 -std=c++17 -arch=sm_90a -I "'"$root"'/cuda/include" -I "'"$root"'/problems/gpu/common/gemm/families" \
+      -I "'"$root"'/problems/gpu/common/gemm/include" -DARC_RESIDUAL=0 \
       -DTILE_N=$0 -DTHREADS=$1 -DUNROLL=$2 -DTILE_M=$3 "'"$root"'/tools/probes/stream_probe.cu" \
       -o "'"$out"'/stream_probe_$0_$1_$2_$3" -lcublasLt'
 fi

@@ -5,6 +5,9 @@
  * take a scalar path over the same element range. */
 #include "arc_cuda.h"
 
+#define ARC_ELEM_BYTES 2  // bf16 in memory, f32 in registers
+#include "elem_io.cuh"
+
 #ifndef THREADS
 #define THREADS 256
 #endif
@@ -19,123 +22,9 @@
 #endif
 static_assert(THREADS >= 32 && THREADS <= 1024 && THREADS % 32 == 0, "THREADS must be a multiple of 32 in [32, 1024]");
 static_assert(UNROLL >= 1 && UNROLL <= 32, "UNROLL must be in [1, 32]");
-
-/* ---- Element I/O: bf16 in memory, f32 in registers (round to nearest even on store). ---- */
-#define ARC_ELEM_BYTES 2
-typedef arc_bf16 elem_t;
-__device__ __forceinline__ float elem_to_f32(elem_t v) { return arc_bf16_to_f32(v); }
-__device__ __forceinline__ elem_t f32_to_elem(float f) { return arc_f32_to_bf16(f); }
 static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8");
 
-/* V consecutive elements move as one aligned word: a single 2- to 16-byte memory instruction.
- * The caller guarantees that the element offset is a multiple of V (cols % V == 0). */
-template <int BYTES> struct arc_word;
-template <> struct arc_word<2> { typedef unsigned short type; };
-template <> struct arc_word<4> { typedef unsigned int type; };
-template <> struct arc_word<8> { typedef uint2 type; };
-template <> struct arc_word<16> { typedef uint4 type; };
-
-template <int V> struct elem_vec {
-  typedef typename arc_word<V * ARC_ELEM_BYTES>::type word;
-  union {
-    word w;
-    elem_t e[V];
-    unsigned u[(V * ARC_ELEM_BYTES + 3) / 4];
-  };
-};
-
-template <int V>
-__device__ __forceinline__ void unpack_vec(const elem_vec<V>& t, float (&f)[V]) {
-#pragma unroll
-  for (int i = 0; i < V; ++i) f[i] = elem_to_f32(t.e[i]);
-}
-#if ARC_ELEM_BYTES == 2
-/* f32 -> bf16 with the hardware conversion (cvt.rn: round to nearest even, the same bits as
- * arc_f32_to_bf16 for every non-NaN value), two elements per instruction. */
-template <int V>
-__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
-  if constexpr (V == 1) {
-    unsigned short h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f[0]));
-    t.e[0] = h;
-  } else {
-#pragma unroll
-    for (int i = 0; i < V / 2; ++i) {
-      unsigned r;
-      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(f[2 * i + 1]), "f"(f[2 * i]));
-      t.u[i] = r;  // low half: element 2i, high half: element 2i + 1
-    }
-  }
-}
-#else
-template <int V>
-__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
-#pragma unroll
-  for (int i = 0; i < V; ++i) t.e[i] = f32_to_elem(f[i]);
-}
-#endif
-
-template <int V>
-__device__ __forceinline__ void load_vec(const elem_t* p, float (&f)[V]) {
-  elem_vec<V> t;
-  t.w = *reinterpret_cast<const typename elem_vec<V>::word*>(p);
-  unpack_vec<V>(t, f);
-}
-/* Read-only path (ld.global.nc): for small tensors every block re-reads, such as weights. */
-template <int V>
-__device__ __forceinline__ void load_vec_nc(const elem_t* p, float (&f)[V]) {
-  elem_vec<V> t;
-  t.w = __ldg(reinterpret_cast<const typename elem_vec<V>::word*>(p));
-  unpack_vec<V>(t, f);
-}
-template <int V>
-__device__ __forceinline__ void store_vec(elem_t* p, const float (&f)[V]) {
-  elem_vec<V> t;
-  pack_vec<V>(t, f);
-  *reinterpret_cast<typename elem_vec<V>::word*>(p) = t.w;
-}
-
-/* GELU of v = x + bias, in fp32.
- *   PREC_GELU=erf   0.5 * v * (1 + erff(v / sqrt(2))): the definition.
- *   PREC_GELU=fast  erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7), with one MUFU
- *                   reciprocal and one MUFU exp2; 1 + erf(z) is formed without cancellation
- *                   for z < 0, so the relative error of the result stays below ~3e-4.
- *   PREC_GELU=tanh  the tanh approximation 0.5 * v * (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
- *                   with tanh.approx: cheapest, but a different function, about 10% off the
- *                   erf form near v = -3. */
-#define ARC_GELU_erf 1
-#define ARC_GELU_fast 2
-#define ARC_GELU_tanh 3
-#define ARC_CAT_(a, b) a##b
-#define ARC_CAT(a, b) ARC_CAT_(a, b)
-#if ARC_CAT(ARC_GELU_, PREC_GELU) == 1
-__device__ __forceinline__ float gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
-#elif ARC_CAT(ARC_GELU_, PREC_GELU) == 2
-/* With z = |v| / sqrt(2) and t = 1 / (1 + 0.3275911 z): erfc(z) = t P(t) exp(-z^2) (A&S 7.1.26).
- * P's coefficients are halved and 1/sqrt(2) folded into the constants, so
- * h = v * t * P(t) * exp(-v^2 / 2) is 0.5 * v * erfc(|v| / sqrt(2)), and
- * gelu(v) = h for v < 0, v - h otherwise. */
-__device__ __forceinline__ float gelu(float v) {
-  float t, e;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.23164189f, fabsf(v), 1.0f)));
-  float p = fmaf(0.5307027145f, t, -0.7265760135f);
-  p = fmaf(p, t, 0.7107068705f);
-  p = fmaf(p, t, -0.142248368f);
-  p = fmaf(p, t, 0.127414796f);
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(v * (v * -0.7213475204444817f)));
-  const float h = v * (p * t * e);
-  return v < 0.f ? h : v - h;
-}
-#elif ARC_CAT(ARC_GELU_, PREC_GELU) == 3
-__device__ __forceinline__ float gelu(float v) {
-  const float u = 0.7978845608028654f * fmaf(0.044715f * v, v * v, v);
-  float t;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
-  return 0.5f * v * (1.0f + t);
-}
-#else
-#error "PREC_GELU must be erf, fast or tanh"
-#endif
+#include "gelu.cuh"
 
 /* U vectors of V elements per thread; I is the index type. */
 template <int V, int U, typename I>

@@ -6,6 +6,9 @@
  * (VEC = 1) path. */
 #include "arc_cuda.h"
 
+#define ARC_ELEM_BYTES 2  // bf16 in memory, f32 in registers
+#include "layernorm.cuh"
+
 #ifndef THREADS
 #define THREADS 256
 #endif
@@ -21,231 +24,7 @@
 static_assert(THREADS >= 32 && THREADS <= 1024 && THREADS % 32 == 0, "THREADS must be a multiple of 32 in [32, 1024]");
 static_assert(UNROLL >= 1 && UNROLL <= 32, "UNROLL must be in [1, 32]");
 static_assert(FUSE_STATS == 0 || FUSE_STATS == 1, "FUSE_STATS must be 0 or 1");
-#define LN_EPS 1e-5f
-
-/* ---- Element I/O: bf16 in memory, f32 in registers (round to nearest even on store). ---- */
-#define ARC_ELEM_BYTES 2
-typedef arc_bf16 elem_t;
-__device__ __forceinline__ float elem_to_f32(elem_t v) { return arc_bf16_to_f32(v); }
-__device__ __forceinline__ elem_t f32_to_elem(float f) { return arc_f32_to_bf16(f); }
 static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8");
-
-/* V consecutive elements move as one aligned word: a single 2- to 16-byte memory instruction.
- * The caller guarantees that the element offset is a multiple of V (cols % V == 0). */
-template <int BYTES> struct arc_word;
-template <> struct arc_word<2> { typedef unsigned short type; };
-template <> struct arc_word<4> { typedef unsigned int type; };
-template <> struct arc_word<8> { typedef uint2 type; };
-template <> struct arc_word<16> { typedef uint4 type; };
-
-template <int V> struct elem_vec {
-  typedef typename arc_word<V * ARC_ELEM_BYTES>::type word;
-  union {
-    word w;
-    elem_t e[V];
-    unsigned u[(V * ARC_ELEM_BYTES + 3) / 4];
-  };
-};
-
-template <int V>
-__device__ __forceinline__ void unpack_vec(const elem_vec<V>& t, float (&f)[V]) {
-#pragma unroll
-  for (int i = 0; i < V; ++i) f[i] = elem_to_f32(t.e[i]);
-}
-#if ARC_ELEM_BYTES == 2
-/* f32 -> bf16 with the hardware conversion (cvt.rn: round to nearest even, the same bits as
- * arc_f32_to_bf16 for every non-NaN value), two elements per instruction. */
-template <int V>
-__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
-  if constexpr (V == 1) {
-    unsigned short h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f[0]));
-    t.e[0] = h;
-  } else {
-#pragma unroll
-    for (int i = 0; i < V / 2; ++i) {
-      unsigned r;
-      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(f[2 * i + 1]), "f"(f[2 * i]));
-      t.u[i] = r;  // low half: element 2i, high half: element 2i + 1
-    }
-  }
-}
-#else
-template <int V>
-__device__ __forceinline__ void pack_vec(elem_vec<V>& t, const float (&f)[V]) {
-#pragma unroll
-  for (int i = 0; i < V; ++i) t.e[i] = f32_to_elem(f[i]);
-}
-#endif
-
-template <int V>
-__device__ __forceinline__ void load_vec(const elem_t* p, float (&f)[V]) {
-  elem_vec<V> t;
-  t.w = *reinterpret_cast<const typename elem_vec<V>::word*>(p);
-  unpack_vec<V>(t, f);
-}
-/* Read-only path (ld.global.nc): for small tensors every block re-reads, such as weights. */
-template <int V>
-__device__ __forceinline__ void load_vec_nc(const elem_t* p, float (&f)[V]) {
-  elem_vec<V> t;
-  t.w = __ldg(reinterpret_cast<const typename elem_vec<V>::word*>(p));
-  unpack_vec<V>(t, f);
-}
-template <int V>
-__device__ __forceinline__ void store_vec(elem_t* p, const float (&f)[V]) {
-  elem_vec<V> t;
-  pack_vec<V>(t, f);
-  *reinterpret_cast<typename elem_vec<V>::word*>(p) = t.w;
-}
-
-#define ARC_NEG_INF (__int_as_float(0xff800000u))
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-/* Block-wide reductions: every thread of the block must call them and every thread gets the
- * result. `sh` holds at least 32 floats; the leading barrier lets one buffer serve
- * consecutive reductions (the previous reduction's readers are done before it is rewritten). */
-template <int NT>
-__device__ __forceinline__ float block_sum(float v, float* sh) {
-  v = warp_sum(v);
-  if (NT > 32) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();
-    if (lane == 0) sh[warp] = v;
-    __syncthreads();
-    v = lane < NT / 32 ? sh[lane] : 0.f;
-    v = warp_sum(v);
-  }
-  return v;
-}
-template <int NT>
-__device__ __forceinline__ float block_max(float v, float* sh) {
-  v = warp_max(v);
-  if (NT > 32) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();
-    if (lane == 0) sh[warp] = v;
-    __syncthreads();
-    v = lane < NT / 32 ? sh[lane] : ARC_NEG_INF;
-    v = warp_max(v);
-  }
-  return v;
-}
-
-/* Statistics and output straight from global memory, B vectors of V elements in flight per
- * thread. FUSED: one statistics pass of sums of d = x - x[0] and d^2 (shifting by the row's
- * first element keeps E[d^2] - E[d]^2 free of cancellation when |mean| >> std), then the
- * write pass: two reads of x. Not FUSED: a mean pass, a variance pass over (x - mean)^2 and
- * the write pass: three reads of x. */
-template <int V, int B, bool FUSED>
-__device__ __forceinline__ void ln_row_stream(const elem_t* __restrict__ xr, const elem_t* __restrict__ gam,
-                                              const elem_t* __restrict__ bet, elem_t* __restrict__ yr, int cols,
-                                              float* sh) {
-  const int nvec = cols / V;
-  const int tid = threadIdx.x;
-  float mean, var;
-  if constexpr (FUSED) {
-    const float k = elem_to_f32(xr[0]);
-    float s1 = 0.f, s2 = 0.f;
-    for (int base = tid; base < nvec; base += THREADS * B) {
-      float v[B][V];
-#pragma unroll
-      for (int u = 0; u < B; ++u) {
-        const int j = base + u * THREADS;
-        if (j < nvec) {
-          load_vec<V>(xr + j * V, v[u]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; ++i) v[u][i] = k;  // padding: d = 0
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < B; ++u)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const float d = v[u][i] - k;
-          s1 += d;
-          s2 = fmaf(d, d, s2);
-        }
-    }
-    s1 = block_sum<THREADS>(s1, sh);
-    s2 = block_sum<THREADS>(s2, sh);
-    const float md = s1 / cols;
-    mean = k + md;
-    var = fmaxf(s2 / cols - md * md, 0.f);
-  } else {
-    float s1 = 0.f;
-    for (int base = tid; base < nvec; base += THREADS * B) {
-      float v[B][V];
-#pragma unroll
-      for (int u = 0; u < B; ++u) {
-        const int j = base + u * THREADS;
-        if (j < nvec) {
-          load_vec<V>(xr + j * V, v[u]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; ++i) v[u][i] = 0.f;
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < B; ++u)
-#pragma unroll
-        for (int i = 0; i < V; ++i) s1 += v[u][i];
-    }
-    mean = block_sum<THREADS>(s1, sh) / cols;
-    float s2 = 0.f;
-    for (int base = tid; base < nvec; base += THREADS * B) {
-      float v[B][V];
-#pragma unroll
-      for (int u = 0; u < B; ++u) {
-        const int j = base + u * THREADS;
-        if (j < nvec) {
-          load_vec<V>(xr + j * V, v[u]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; ++i) v[u][i] = mean;  // padding: x - mean = 0
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < B; ++u)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const float d = v[u][i] - mean;
-          s2 = fmaf(d, d, s2);
-        }
-    }
-    var = block_sum<THREADS>(s2, sh) / cols;
-  }
-  const float rstd = rsqrtf(var + LN_EPS);
-  for (int base = tid; base < nvec; base += THREADS * B) {
-    float v[B][V];
-#pragma unroll
-    for (int u = 0; u < B; ++u) {
-      const int j = base + u * THREADS;
-      if (j < nvec) load_vec<V>(xr + j * V, v[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < B; ++u) {
-      const int j = base + u * THREADS;
-      if (j < nvec) {
-        float g[V], b[V];
-        load_vec_nc<V>(gam + j * V, g);
-        load_vec_nc<V>(bet + j * V, b);
-#pragma unroll
-        for (int i = 0; i < V; ++i) v[u][i] = fmaf((v[u][i] - mean) * rstd, g[i], b[i]);
-        store_vec<V>(yr + j * V, v[u]);
-      }
-    }
-  }
-}
 
 ARC_KERNEL __launch_bounds__(THREADS) layernorm_stream(arc_args a) {
   __shared__ float sh[32];
@@ -256,8 +35,8 @@ ARC_KERNEL __launch_bounds__(THREADS) layernorm_stream(arc_args a) {
   const elem_t* bet = static_cast<const elem_t*>(a.in[2]);
   elem_t* yr = static_cast<elem_t*>(a.out[0]) + row * cols;
   if (cols % VEC == 0) {
-    ln_row_stream<VEC, UNROLL, FUSE_STATS == 1>(xr, gam, bet, yr, cols, sh);
+    ln_row_stream<THREADS, VEC, UNROLL, FUSE_STATS == 1>(xr, gam, bet, yr, cols, sh);
   } else {
-    ln_row_stream<1, UNROLL, FUSE_STATS == 1>(xr, gam, bet, yr, cols, sh);
+    ln_row_stream<THREADS, 1, UNROLL, FUSE_STATS == 1>(xr, gam, bet, yr, cols, sh);
   }
 }

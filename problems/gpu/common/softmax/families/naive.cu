@@ -3,12 +3,7 @@
  * through a shared-memory tree. exp is computed twice per element and the row is read three
  * times (later passes mostly hit L2). */
 #include "arc_cuda.h"
-
-/* ---- Element I/O: bf16 in memory, f32 in registers (round to nearest even on store). ---- */
-#define ARC_ELEM_BYTES 2
-typedef arc_bf16 elem_t;
-__device__ __forceinline__ float elem_to_f32(elem_t v) { return arc_bf16_to_f32(v); }
-__device__ __forceinline__ elem_t f32_to_elem(float f) { return arc_f32_to_bf16(f); }
+#include "elem_io.cuh"  // elem_t from ARC_ELEM_BYTES ([params]: 2 bf16, 4 f32)
 
 #define NAIVE_THREADS 256
 #define ARC_NEG_INF (__int_as_float(0xff800000u))

@@ -1,12 +1,8 @@
 /* Row softmax reference in double: one block of 256 threads per row, three passes (max, sum
- * of exp, exp / sum), shared-memory tree reductions in double. */
+ * of exp, exp / sum), shared-memory tree reductions in double. The inputs are read in the
+ * problem's element type (problem.toml's [params] ARC_ELEM_BYTES). */
 #include "arc_cuda.h"
-
-/* ---- Element I/O: bf16 in memory, f32 in registers (round to nearest even on store). ---- */
-#define ARC_ELEM_BYTES 2
-typedef arc_bf16 elem_t;
-__device__ __forceinline__ float elem_to_f32(elem_t v) { return arc_bf16_to_f32(v); }
-__device__ __forceinline__ elem_t f32_to_elem(float f) { return arc_f32_to_bf16(f); }
+#include "elem_io.cuh"  // elem_t from ARC_ELEM_BYTES ([params]: 2 bf16, 4 f32)
 
 #define REF_THREADS 256
 

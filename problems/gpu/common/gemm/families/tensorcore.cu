@@ -33,8 +33,11 @@
 #ifndef GRID_GROUP
 #define GRID_GROUP 8
 #endif
-#ifndef ARC_RESIDUAL
-#define ARC_RESIDUAL 1
+// ARC_RESIDUAL is the problem's parameter (problem.toml's [params], given as a -D define):
+// 1 adds what y holds when the kernel starts (the residual, which y aliases) to each output;
+// 0 overwrites y with the product.
+#if !defined(ARC_RESIDUAL) || (ARC_RESIDUAL != 0 && ARC_RESIDUAL != 1)
+#error "ARC_RESIDUAL must be defined as 0 or 1: set it in problem.toml's [params]"
 #endif
 
 static_assert(BLOCK_M % 16 == 0 && BLOCK_M >= 16 && BLOCK_M <= 256, "BLOCK_M: 16..256, a multiple of 16");

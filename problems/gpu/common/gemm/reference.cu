@@ -8,8 +8,10 @@
  * m, n and k work. */
 #include "arc_cuda.h"
 
-#ifndef ARC_RESIDUAL
-#define ARC_RESIDUAL 1
+// ARC_RESIDUAL is the problem's parameter (problem.toml's [params], given as a -D define):
+// 1 adds residual[m, n], input 2, to each output; 0 computes the product alone.
+#if !defined(ARC_RESIDUAL) || (ARC_RESIDUAL != 0 && ARC_RESIDUAL != 1)
+#error "ARC_RESIDUAL must be defined as 0 or 1: set it in problem.toml's [params]"
 #endif
 
 #define REF_BM 128
