@@ -261,9 +261,9 @@ struct Compiler::Impl {
       header_texts.push_back(text.c_str());
     }
     const std::string src(source);
-    nvrtcResult r = nvrtcCreateProgram(&prog, src.c_str(), name.c_str(),
-                                       static_cast<int>(header_names.size()),
-                                       header_texts.data(), header_names.data());
+    nvrtcResult r =
+        nvrtcCreateProgram(&prog, src.c_str(), name.c_str(), static_cast<int>(header_names.size()),
+                           header_texts.data(), header_names.data());
     if (r != NVRTC_SUCCESS) {
       slots.release();
       out.error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
@@ -356,8 +356,7 @@ std::vector<Cubin> Compiler::compile_all(const std::vector<Job>& jobs) {
   };
   std::vector<Cubin> out(jobs.size());
   if (jobs.size() <= 1) {
-    for (size_t i = 0; i < jobs.size(); ++i)
-      out[i] = compile_job(jobs[i]);
+    for (size_t i = 0; i < jobs.size(); ++i) out[i] = compile_job(jobs[i]);
     return out;
   }
   std::atomic<size_t> next{0};

@@ -282,7 +282,8 @@ struct CudaEvaluator::Impl {
 
   // Holding worker_mu.
   const cuda::Cubin& reference_cubin() {
-    if (!reference || !reference->ok) reference =
+    if (!reference || !reference->ok)
+      reference =
           compiler->compile_file(problem.reference, problem.param_defines(), problem.headers);
     return *reference;
   }

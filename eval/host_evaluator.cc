@@ -171,7 +171,8 @@ struct HostEvaluator::Impl {
 
   // Holding worker_mu.
   const CompiledObject& reference_object() {
-    if (!reference || !reference->ok) reference =
+    if (!reference || !reference->ok)
+      reference =
           compiler.compile_file(problem.reference, problem.param_defines(), problem.headers);
     return *reference;
   }

@@ -31,10 +31,9 @@ struct HostEvaluatorOptions {
   unsigned compile_jobs = 0;       // compilers at once; 0: hardware_concurrency
   double compile_timeout_s = 120;  // per compiler run
   std::string compiler = "g++";
-  std::filesystem::path
-      include_root;  // holds eval/host_abi.h; empty: arc_home() (base/arc_home.h)
-  double worker_start_timeout_s = 10;     // until the worker says "ready"
-  double peaks_timeout_s = 60;            // the peaks measurement
+  std::filesystem::path include_root;  // holds eval/host_abi.h; empty: arc_home() (base/arc_home.h)
+  double worker_start_timeout_s = 10;  // until the worker says "ready"
+  double peaks_timeout_s = 60;         // the peaks measurement
   uint64_t peaks_memory_limit_mb = 4096;  // the worker's limit when peaks() starts it
 };
 

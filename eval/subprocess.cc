@@ -160,7 +160,8 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
     if (Status s = make_pipe(&err_read, &err_write); !s) return s;
   }
   SpawnOptions spawn;
-  spawn.fds = {{1, out_write.get()}, {2, options.separate_stderr ? err_write.get() : out_write.get()}};
+  spawn.fds = {{1, out_write.get()},
+               {2, options.separate_stderr ? err_write.get() : out_write.get()}};
   if (in_read.valid()) spawn.fds.push_back({0, in_read.get()});
   // A child that exits without reading its input must not kill us with SIGPIPE.
   SigpipeGuard no_sigpipe;
@@ -170,7 +171,8 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
   in_read.reset();
   out_write.reset();
   err_write.reset();
-  if (in_write.valid()) ::fcntl(in_write.get(), F_SETFL, ::fcntl(in_write.get(), F_GETFL) | O_NONBLOCK);
+  if (in_write.valid())
+    ::fcntl(in_write.get(), F_SETFL, ::fcntl(in_write.get(), F_GETFL) | O_NONBLOCK);
 
   SubprocessResult result;
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
@@ -202,7 +204,8 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
       if (p[k].revents == 0) continue;
       UniqueFd* fd = fd_of[k];
       if (fd == &in_write) {
-        ssize_t w = ::write(fd->get(), options.input.data() + written, options.input.size() - written);
+        ssize_t w =
+            ::write(fd->get(), options.input.data() + written, options.input.size() - written);
         if (w > 0) written += static_cast<size_t>(w);
         if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == options.input.size()) {
           fd->reset();

@@ -61,8 +61,8 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
   std::vector<std::string> what;
   std::vector<std::set<std::string>> kernels;
   std::vector<bool> is_default;
-  jobs.push_back({read(problem->reference), problem->reference.string(),
-                  problem->param_defines(), &problem->headers});
+  jobs.push_back({read(problem->reference), problem->reference.string(), problem->param_defines(),
+                  &problem->headers});
   what.push_back("reference");
   std::set<std::string> ref_kernels;
   for (const auto& l : problem->reference_launches) ref_kernels.insert(l.kernel);

@@ -1,14 +1,14 @@
 // NVRTC compilation without a GPU: options, the cache, resources from ptxas, errors.
-#include <gtest/gtest.h>
-
-#include "tests/cuda/paths.h"
-#include <gmock/gmock.h>
+#include "cuda/nvrtc.h"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "cuda/nvrtc.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include "cuda/runtime_kernels.h"
+#include "tests/cuda/paths.h"
 
 namespace arc::cuda {
 namespace {
@@ -92,13 +92,13 @@ TEST_F(NvrtcTest, TheSecondCompileIsACacheHitAndOtherDefinesAreNot) {
 }
 
 TEST_F(NvrtcTest, ACompileErrorCarriesNvrtcsMessageAndIsCachedToo) {
-  Cubin c = compiler_->compile("ARC_KERNEL broken(arc_args a) { undeclared_name = 1; }",
-                               "broken.cu", {});
+  Cubin c =
+      compiler_->compile("ARC_KERNEL broken(arc_args a) { undeclared_name = 1; }", "broken.cu", {});
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.error, HasSubstr("undeclared_name"));
   EXPECT_THAT(c.error, HasSubstr("broken.cu"));
-  Cubin again = compiler_->compile("ARC_KERNEL broken(arc_args a) { undeclared_name = 1; }",
-                                   "broken.cu", {});
+  Cubin again =
+      compiler_->compile("ARC_KERNEL broken(arc_args a) { undeclared_name = 1; }", "broken.cu", {});
   EXPECT_FALSE(again.ok);
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.error, c.error);
@@ -123,7 +123,8 @@ TEST_F(NvrtcTest, SharedSourcesAreHeadersAndPartOfTheKey) {
 
 TEST_F(NvrtcTest, ParallelCompilesReturnInOrder) {
   std::vector<Compiler::Job> jobs;
-  for (int s = 1; s <= 4; ++s) jobs.push_back({kKernel, "twice.cu", {{"SCALE", std::to_string(s)}}});
+  for (int s = 1; s <= 4; ++s)
+    jobs.push_back({kKernel, "twice.cu", {{"SCALE", std::to_string(s)}}});
   jobs.push_back({"this is not C++", "bad.cu", {}});
   auto out = compiler_->compile_all(jobs);
   ASSERT_EQ(out.size(), 5u);
@@ -140,7 +141,7 @@ TEST_F(NvrtcTest, TheWorkersRuntimeKernelsCompile) {
   std::vector<std::string> names;
   for (const auto& k : c.kernels) names.push_back(k.name);
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("arc_fill", "arc_compare", "arc_digest",
-                                                      "arc_copy", "arc_flush"));
+                                                     "arc_copy", "arc_flush"));
 }
 
 TEST(PtxasReport, ParsesRegistersSpillsSharedAndBarriers) {

@@ -721,8 +721,7 @@ TEST(HostEvaluatorSubprocess, ReportsStatusOutputTimeoutAndCap) {
   EXPECT_TRUE(slow->timed_out);
   EXPECT_LT(slow->seconds, 5);
 
-  auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"},
-                            limits(10, 65536));
+  auto big = run_subprocess({"head", "-c", "1000000", "/dev/zero"}, limits(10, 65536));
   ASSERT_TRUE(big.ok());
   EXPECT_EQ(big->exit_code, 0);
   EXPECT_EQ(big->output.size(), 65536u);

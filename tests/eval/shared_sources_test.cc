@@ -121,8 +121,7 @@ TEST_F(SharedSources, TheSharedTextIsPartOfTheCompileKey) {
   o.cache_dir = root_ / "cache";
   o.include_root = ARC_SOURCE_DIR;
   HostCompiler compiler(o);
-  const std::string src =
-      "#include \"k.h\"\nextern \"C\" int arc_value() { return K; }\n";
+  const std::string src = "#include \"k.h\"\nextern \"C\" int arc_value() { return K; }\n";
   auto a = compiler.compile_text(src, {}, {{"k.h", "#define K 1\n"}});
   auto b = compiler.compile_text(src, {}, {{"k.h", "#define K 2\n"}});
   auto again = compiler.compile_text(src, {}, {{"k.h", "#define K 1\n"}});

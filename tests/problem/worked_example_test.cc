@@ -39,8 +39,8 @@ TEST(WorkedExample, DocBlocksAreTheShippedFilesAndTheProblemLoads) {
       in_block = false;
       if (file.empty()) continue;
       ASSERT_TRUE(fs::exists(root / file)) << "the doc shows " << file << ", which is not shipped";
-      EXPECT_EQ(body, slurp(root / file)) << "docs/problem-format-cuda.md's copy of " << file
-                                          << " differs from the file";
+      EXPECT_EQ(body, slurp(root / file))
+          << "docs/problem-format-cuda.md's copy of " << file << " differs from the file";
       ++checked;
       continue;
     }
