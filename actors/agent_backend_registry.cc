@@ -1,70 +1,45 @@
 #include "actors/agent_backend_registry.h"
 
-#include "actors/agent_backends.h"
 #include "actors/shells.h"
 
 namespace arc::actors {
+
+// Agents that move inside their skill over the problem's families and knobs: no section, no
+// fields, no transport.
+extern const AgentBackendKind kBuiltinBackend{.name = "builtin", .spawn = spawn_builtin_agent};
+
+// The table: one line per backend, in the order campaign errors list the names (the first is
+// the default). Each kind is defined in its actors/<name>_backend.cc.
+#define ARC_AGENT_BACKENDS(X) \
+  X(kBuiltinBackend)          \
+  X(kLlmBackend)              \
+  X(kExecBackend)
+
+#define ARC_DECLARE_BACKEND(kind) extern const AgentBackendKind kind;
+ARC_AGENT_BACKENDS(ARC_DECLARE_BACKEND)
+#undef ARC_DECLARE_BACKEND
+
 namespace {
 
-void no_spec(const CampaignConfig&, const AgentConfig&, AgentSpec&) {}
-
-Result<std::shared_ptr<AgentBackend>> no_transport(const CampaignConfig&, const AgentConfig&,
-                                                   std::shared_ptr<AgentBackend>&) {
-  return std::shared_ptr<AgentBackend>();
-}
-
-void llm_spec(const CampaignConfig& c, const AgentConfig& a, AgentSpec& spec) {
-  spec.model = a.model.empty() ? c.llm.model : a.model;
-  spec.temperature = c.llm.temperature;
-  spec.max_tokens = c.llm.max_tokens;
-  spec.max_failures = c.llm.max_failures;
-}
-
-// One transport for every llm agent, so its concurrency limit holds over all of them.
-Result<std::shared_ptr<AgentBackend>> llm_transport(const CampaignConfig& c, const AgentConfig&,
-                                                    std::shared_ptr<AgentBackend>& shared) {
-  if (!shared) {
-    auto b = make_llm_backend(c.llm);
-    if (!b) return Status::invalid_argument(c.file.string() + ": " + b.status().message());
-    shared = std::move(b.value());
-  }
-  return shared;
-}
-
-void exec_spec(const CampaignConfig& c, const AgentConfig&, AgentSpec& spec) {
-  spec.max_failures = c.exec.max_failures;
-}
-
-Result<std::shared_ptr<AgentBackend>> exec_transport(const CampaignConfig& c, const AgentConfig& a,
-                                                     std::shared_ptr<AgentBackend>&) {
-  ExecConfig ec = c.exec;
-  if (!a.command.empty()) ec.command = a.command;
-  auto b = make_exec_backend(ec);
-  if (!b) {
-    return Status::invalid_argument(c.file.string() + ": agent " + a.name + ": " +
-                                    b.status().message());
-  }
-  return std::shared_ptr<AgentBackend>(std::move(b.value()));
-}
-
-const AgentBackendKind kBackends[] = {
-    {"builtin", nullptr, no_spec, no_transport, spawn_builtin_agent},
-    {"llm", &kLlmExchange, llm_spec, llm_transport, spawn_external_agent},
-    {"exec", &kExecExchange, exec_spec, exec_transport, spawn_external_agent},
-};
+#define ARC_BACKEND_ENTRY(kind) &(kind),
+const AgentBackendKind* const kBackends[] = {ARC_AGENT_BACKENDS(ARC_BACKEND_ENTRY)};
+#undef ARC_BACKEND_ENTRY
+#undef ARC_AGENT_BACKENDS
 
 }  // namespace
 
 const AgentBackendKind* find_agent_backend(const std::string& name) {
-  for (const auto& k : kBackends) {
-    if (name == k.name) return &k;
+  for (const AgentBackendKind* k : kBackends) {
+    if (name == k->name) return k;
   }
   return nullptr;
 }
 
+std::span<const AgentBackendKind* const> agent_backend_kinds() { return kBackends; }
+
 std::vector<std::string> agent_backend_names() {
   std::vector<std::string> out;
-  for (const auto& k : kBackends) out.emplace_back(k.name);
+  for (const AgentBackendKind* k : kBackends) out.emplace_back(k->name);
   return out;
 }
 
@@ -97,7 +72,7 @@ CoreSettings core_settings(const CampaignConfig& c) {
     spec.backend = a.backend;
     if (const AgentBackendKind* k = find_agent_backend(a.backend); k != nullptr) {
       spec.format = k->format;
-      k->core_spec(c, a, spec);
+      if (k->core_spec != nullptr) k->core_spec(c, a, spec);
     }
     s.agents.push_back(std::move(spec));
   }
@@ -112,7 +87,7 @@ void CampaignContext::build_cores() {
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,
                        caf::actor journal, caf::actor memory, caf::actor guard) {
   const AgentBackendKind* k = find_agent_backend(ctx->config.agents.at(index).backend);
-  if (k == nullptr) k = &kBackends[0];  // parse_campaign refuses unknown names
+  if (k == nullptr) k = kBackends[0];  // parse_campaign refuses unknown names
   return k->spawn(sys, ctx, index, std::move(journal), std::move(memory), std::move(guard));
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,36 +16,23 @@ namespace arc::actors {
 enum class Mode { kAsync, kLockstep };
 const char* to_string(Mode m);
 
+// A backend's own settings, read and checked by its AgentBackendKind
+// (actors/agent_backend_registry.h): its campaign section ([llm], [exec]) or its fields on one
+// [[agents]] entry (llm: model; exec: command). Immutable once read.
+class BackendSettings {
+ public:
+  virtual ~BackendSettings() = default;
+  // The settings as TOML `key = value` lines (each ending in a newline) that the reader they
+  // came from reads back to equal settings.
+  virtual std::string text() const = 0;
+};
+
 struct AgentConfig {
   std::string name;
   std::string skill;
-  std::string backend = "builtin";   // builtin | llm | exec
-  std::string model;                 // llm: this agent's model ("" = [llm].model)
-  std::vector<std::string> command;  // exec: this agent's command (empty = [exec].command)
-};
-
-// [llm]: the OpenAI-compatible chat-completions server llm agents talk to (docs/agents.md).
-struct LlmConfig {
-  std::string base_url;                        // e.g. "http://127.0.0.1:8000/v1"; required
-  std::string model;                           // required
-  std::string api_key_env = "OPENAI_API_KEY";  // environment variable holding the key
-  std::string api_key;                         // the key itself (it enters the log); "" = env
-  double temperature = 0.2;
-  uint32_t max_tokens = 4096;
-  double timeout_s = 300;     // per HTTP attempt (connect and read)
-  uint32_t retries = 3;       // further attempts after a 429, a 5xx or a transport error
-  double backoff_s = 2;       // wait before the first retry; doubles each time
-  uint32_t concurrency = 4;   // requests in flight at once, over all llm agents
-  uint32_t max_failures = 5;  // consecutive failed exchanges after which an agent stops
-};
-
-// [exec]: the command exec agents run once per proposal (context JSON on stdin, candidate on
-// stdout).
-struct ExecConfig {
-  std::vector<std::string> command;  // argv; a relative argv[0] with a '/' is relative to the
-                                     // campaign file; required when an agent uses exec
-  double timeout_s = 120;
-  uint32_t max_failures = 5;
+  std::string backend = "builtin";  // a name in actors/agent_backend_registry.cc
+  // Its backend's fields on this entry (llm: model; exec: command); null when none is given.
+  std::shared_ptr<const BackendSettings> fields;
 };
 
 struct CampaignConfig {
@@ -59,7 +47,7 @@ struct CampaignConfig {
   uint32_t global_plateau = 24;     // stop after this many candidates without a KEEP; 0 = never
   std::string durability = "sync";  // sync | batch
   eval::EvalSettings evaluation;
-  double margin = 0.02;            // minimum relative improvement for a KEEP
+  double margin = 0.02;  // minimum relative improvement for a KEEP
   // [guard] sol_margin: a median below sol_margin x the SOL bound is IMPOSSIBLE; unset: the
   // backend's default (actors/guard_core.h, sol_margin_for: host 1.0, CUDA 0.5).
   std::optional<double> sol_margin;
@@ -69,9 +57,17 @@ struct CampaignConfig {
   bool drafting = true;            // agents switch skill on plateau
   bool sibling_inspection = true;  // drafting agents may adopt a faster sibling's incumbent
   std::vector<AgentConfig> agents;
-  LlmConfig llm;
-  ExecConfig exec;
+  // The backends' sections present in the file ([llm], [exec], ...) by section name, each read
+  // and checked by its backend whether or not an agent uses it.
+  std::map<std::string, std::shared_ptr<const BackendSettings>> sections;
   std::map<std::string, std::string> overrides;  // command-line overrides applied, for the log
+
+  // Section `name` as its backend's settings type T, or null when the file has none.
+  template <class T>
+  const T* section(const std::string& name) const {
+    auto it = sections.find(name);
+    return it == sections.end() ? nullptr : dynamic_cast<const T*>(it->second.get());
+  }
 };
 
 // Parses campaign text. `file` names the source in errors and anchors relative paths.
@@ -81,6 +77,5 @@ Result<CampaignConfig> load_campaign(const std::filesystem::path& file);
 // The campaign as TOML text that parse_campaign reads back to the same configuration (paths
 // absolute).
 std::string campaign_text(const CampaignConfig& c);
-
 
 }  // namespace arc::actors

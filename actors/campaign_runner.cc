@@ -8,7 +8,6 @@
 #include <rocksdb/version.h>
 
 #include "actors/agent_backend_registry.h"
-#include "actors/agent_backends.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "base/sha256.h"
@@ -89,6 +88,10 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     if (kind == nullptr) {
       return Status::invalid_argument(prepared.config.file.string() + ": agent " + a.name +
                                       ": unknown backend \"" + a.backend + "\"");
+    }
+    if (kind->transport == nullptr) {
+      agent_backends.emplace_back();
+      continue;
     }
     auto b = kind->transport(prepared.config, a, shared_backends[a.backend]);
     if (!b) return b.status();

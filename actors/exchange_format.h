@@ -2,7 +2,7 @@
 // What distinguishes one external agent backend (llm, exec, ...) inside the pure cores: the blob
 // it sends for an exchange, built from the exchange's context, and how its reply is read. Both
 // are pure functions, so a live shell, resume and the verifier derive the same prompt and the
-// same candidate. A backend's entry in actors/agent_backend_registry.cc points at its format.
+// same candidate. A backend's kind (actors/agent_backend_registry.h) points at its format.
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,7 +47,10 @@ struct ExchangeFormat {
   std::string (*show_reply)(const std::string& reply);
 };
 
-// The shipped formats (actors/llm_exchange.cc, actors/exec_exchange.cc).
+// Each backend's format is defined in its actors/<name>_exchange.cc with external linkage and
+// reached through its AgentBackendKind (actors/agent_backend_registry.h). Two are named here for
+// the code that needs one without a backend: kLlmExchange is ExternalSetup's default, and
+// kExecExchange shows the exchanges of a backend a build does not know (arc-replay show).
 extern const ExchangeFormat kLlmExchange;
 extern const ExchangeFormat kExecExchange;
 

@@ -21,6 +21,6 @@ std::string as_is(const std::string& text) { return text; }
 
 }  // namespace
 
-const ExchangeFormat kExecExchange{context_json, parse_exec_output, pretty, as_is};
+extern const ExchangeFormat kExecExchange{context_json, parse_exec_output, pretty, as_is};
 
 }  // namespace arc::actors

@@ -7,7 +7,7 @@
 //
 // It runs detached: an exchange blocks its thread for as long as the model takes. While it
 // blocks no message is handled, so the view stays the one the prompt was built from.
-#include "actors/agent_backends.h"
+#include "actors/agent_backend_registry.h"
 #include "actors/agent_shell.h"
 #include "actors/external_agent_core.h"
 
@@ -110,7 +110,9 @@ caf::actor spawn_external_agent(caf::actor_system& sys, CampaignContext* ctx, ui
                                  "agent " + cfg.name + ": no " + cfg.backend + " backend"));
       return {};
     }
-    auto propose = [](external_actor s, CampaignContext* c, auto then) { propose_now(s, c, std::move(then)); };
+    auto propose = [](external_actor s, CampaignContext* c, auto then) {
+      propose_now(s, c, std::move(then));
+    };
     auto step = [](external_actor s, CampaignContext* c) { async_step(s, c); };
     return {
         [self](const published_events& p) {

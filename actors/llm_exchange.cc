@@ -146,6 +146,7 @@ std::string reply_text(const std::string& body) {
 
 }  // namespace
 
-const ExchangeFormat kLlmExchange{chat_request, parse_chat_response, prompt_text, reply_text};
+extern const ExchangeFormat kLlmExchange{chat_request, parse_chat_response, prompt_text,
+                                         reply_text};
 
 }  // namespace arc::actors
