@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include "base/string_literal.h"
+
 namespace arc::actors {
 
 CampaignReader::CampaignReader(const toml::table& root, std::filesystem::path file)
@@ -95,38 +97,7 @@ std::string CampaignReader::type_name(const toml::node& n) {
   }
 }
 
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string toml_string(const std::string& s) { return string_literal(s, true); }
 
 std::string toml_strings(const std::vector<std::string>& v) {
   std::string out = "[";

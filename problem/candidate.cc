@@ -5,56 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "base/sha256.h"
+#include "base/string_literal.h"
 
 namespace arc::problem {
 namespace {
 
 // JSON string literal, escaped exactly as nlohmann::json::dump() does.
-void put_string(std::string& out, const std::string& s) {
-  static const char* kHex = "0123456789abcdef";
-  out += '"';
-  bool plain = true;
-  for (unsigned char c : s) plain &= c >= 0x20 && c != '"' && c != '\\';
-  if (plain) {
-    out += s;
-    out += '"';
-    return;
-  }
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
+void put_string(std::string& out, const std::string& s) { out += string_literal(s); }
 
 // Keys in sorted order: family < knobs < source.
 void put_variant(std::string& out, const Variant& v) {
