@@ -3,7 +3,7 @@
 namespace arc {
 
 std::string string_literal(std::string_view s, bool escape_del) {
-  static const char* kHex = "0123456789abcdef";
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';

@@ -60,15 +60,16 @@ struct SpawnOptions {
 Result<pid_t> spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);
 
 struct SubprocessOptions {
-  double timeout_s = 120.0;       // past it the child's process group gets SIGKILL
-  size_t output_cap = 64 * 1024;  // bytes of stdout (+stderr) kept; the rest is read and dropped
+  double timeout_s = 120.0;  // past it the child's process group gets SIGKILL
+  // Bytes of stdout (+stderr) kept; the rest is read and dropped.
+  size_t output_cap = size_t{64} * 1024;
   // Written to the child's stdin, which is then closed; a child that stops reading does not
   // block the parent (the rest is dropped when it closes its end). Empty: stdin is /dev/null.
   std::string input;
   // stderr apart, in SubprocessResult::error_output (at most error_cap bytes); else stdout and
   // stderr are one stream, interleaved as the child wrote them.
   bool separate_stderr = false;
-  size_t error_cap = 16 * 1024;
+  size_t error_cap = size_t{16} * 1024;
 };
 
 struct SubprocessResult {

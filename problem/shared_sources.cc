@@ -10,14 +10,14 @@ namespace {
 
 // `#include "NAME"` or `#include <NAME>`: NAME, else empty.
 std::string included_name(const std::string& line) {
-  static const std::regex inc(R"(^\s*#\s*include\s*["<]([^">]+)[">])");
+  static const std::regex kInclude(R"(^\s*#\s*include\s*["<]([^">]+)[">])");
   std::smatch m;
-  return std::regex_search(line, m, inc) ? m[1].str() : std::string();
+  return std::regex_search(line, m, kInclude) ? m[1].str() : std::string();
 }
 
 bool is_pragma_once(const std::string& line) {
-  static const std::regex once(R"(^\s*#\s*pragma\s+once\b)");
-  return std::regex_search(line, once);
+  static const std::regex kPragmaOnce(R"(^\s*#\s*pragma\s+once\b)");
+  return std::regex_search(line, kPragmaOnce);
 }
 
 struct Inliner {
@@ -50,7 +50,7 @@ struct Inliner {
   std::string lookup(const std::string& name, const std::string& from) const {
     const std::filesystem::path dir = std::filesystem::path(from).parent_path();
     if (!dir.empty()) {
-      const std::string beside = (dir / name).lexically_normal().generic_string();
+      std::string beside = (dir / name).lexically_normal().generic_string();
       if (headers.count(beside) != 0) return beside;
     }
     return headers.count(name) != 0 ? name : std::string();
