@@ -78,24 +78,7 @@ std::filesystem::path CampaignReader::resolve(const std::filesystem::path& path)
   return ec ? p.lexically_normal() : r;
 }
 
-std::string CampaignReader::type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string:
-      return "a string (" + toml_describe(n) + ")";
-    case toml::node_type::integer:
-      return "an integer (" + toml_describe(n) + ")";
-    case toml::node_type::floating_point:
-      return "a float (" + toml_describe(n) + ")";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    default:
-      return "a date/time";
-  }
-}
+std::string CampaignReader::type_name(const toml::node& n) { return toml_type_name(n); }
 
 std::string toml_string(const std::string& s) { return string_literal(s, true); }
 

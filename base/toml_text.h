@@ -85,4 +85,21 @@ inline std::string toml_describe(const toml::node& n) {
   }
 }
 
+// A node's kind with what it holds, for "got ..." in errors: a string ("abc"), an integer (12),
+// a float (1.5), a boolean, an array, a table, a date/time.
+inline std::string toml_type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string:
+      return "a string (" + toml_describe(n) + ")";
+    case toml::node_type::integer:
+      return "an integer (" + toml_describe(n) + ")";
+    case toml::node_type::floating_point:
+      return "a float (" + toml_describe(n) + ")";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return toml_describe(n);
+  }
+}
+
 }  // namespace arc

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/string_literal.h"
+
 namespace arc::events {
 namespace {
 
@@ -28,37 +30,7 @@ std::string quote_if_needed(const std::string& v) {
       break;
     }
   }
-  if (plain) return v;
-  std::string out = "\"";
-  for (char c : v) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
+  return plain ? v : string_literal(v);
 }
 
 std::string num(double v) {
