@@ -34,7 +34,8 @@ using Clock = std::chrono::steady_clock;
 // Buffers: 64-byte aligned, separately allocated (so buffer sets have distinct addresses).
 
 // Set once a candidate has left a thread running: that thread may still touch any tensor, so
-// from then on no buffer is freed or unmapped (the worker exits right after its reply).
+// from then on no buffer is freed or unmapped and no candidate library closed (the worker exits
+// right after its reply).
 std::atomic<bool> g_buffers_pinned{false};
 
 struct FreeDeleter {
@@ -399,8 +400,10 @@ class Library {
   }
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
+  // Kept mapped once a candidate left a thread running: that thread may still execute the
+  // library's code, and unmapping it would turn the verdict into a crash.
   ~Library() {
-    if (h_ != nullptr) ::dlclose(h_);
+    if (h_ != nullptr && !g_buffers_pinned.load()) ::dlclose(h_);
   }
   void* get() const { return h_; }
 
