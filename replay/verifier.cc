@@ -52,6 +52,7 @@ VerifyReport verify_run(const std::filesystem::path& run_dir) {
   auto journal = open_run_log(run_dir);
   if (!journal) {
     r.message = journal.status().to_string();
+    r.damaged = journal.status().code() == Status::Code::kCorruption;
     return r;
   }
   std::vector<events::Event> log;
@@ -63,6 +64,7 @@ VerifyReport verify_run(const std::filesystem::path& run_dir) {
   });
   if (!s) {
     r.message = s.to_string();
+    r.damaged = s.code() == Status::Code::kCorruption;
     r.divergence_seq = last_good + 1;
     r.events = log.size();
     return r;

@@ -23,6 +23,9 @@ struct VerifyReport {
   uint64_t plateaus = 0;
   uint64_t exchanges = 0;       // llm/exec exchanges re-derived from their logged replies
   uint64_t divergence_seq = 0;  // first divergence (0: none)
+  // The log itself is damaged (a frame, the write-ahead log or the acknowledged-seq mark):
+  // `message` names the first damaged or missing seq.
+  bool damaged = false;
   std::string message;
   double seconds = 0;  // set by the shell
 };

@@ -26,6 +26,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "base/sha256.h"
+#include "storage/acked_mark.h"
 
 namespace arc::storage {
 namespace {
@@ -121,6 +122,8 @@ struct Journal::State {
   std::deque<std::string> memory_frames;
   std::map<std::string, std::string> memory_artifacts;
   std::map<std::string, std::string> memory_meta;
+  // On disk and writable: the last acknowledged seq, beside the log (storage/acked_mark.h).
+  AckedMark mark;
 
   std::string where() const { return "journal " + path; }
 };
@@ -142,8 +145,28 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path,
   j->state_->write_options.sync = options.durability == Durability::kSync;
   if (options.in_memory) return j;  // no database: the log starts empty and lives in State
   try {
+    auto mark = AckedMark::read(path);
+    if (!mark) return Status::corruption("journal " + path + ": " + mark.status().message());
+    // A writable open recovers the write-ahead log into the database for good: check first,
+    // read-only, that recovery would keep every acknowledged event.
+    if (!options.read_only && mark.value()) {
+      JournalOptions check;
+      check.read_only = true;
+      check.create_if_missing = false;
+      if (auto probe = Journal::open(path, check); !probe) return probe.status();
+    }
     if (auto s = j->open_db(path); !s) return s;
     if (auto s = j->restore_campaign(); !s) return s;
+    if (mark.value() && j->last_seq_.load() < *mark.value()) {
+      return Status::corruption("journal " + path + ": damaged: it acknowledged events up to seq " +
+                                std::to_string(*mark.value()) + " but holds them only up to seq " +
+                                std::to_string(j->last_seq_.load()) + "; seq " +
+                                std::to_string(j->last_seq_.load() + 1) +
+                                " is the first missing (a damaged or truncated write-ahead log)");
+    }
+    if (!options.read_only) {
+      if (auto s = j->state_->mark.open(path); !s) return s;
+    }
   } catch (const std::exception& e) {
     return Status::internal("journal " + path + ": open: " + e.what());
   }
@@ -157,6 +180,9 @@ Status Journal::open_db(const std::string& path) {
   dbo.create_missing_column_families = !options_.read_only;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   dbo.keep_log_file_num = 4;
+  // A torn last record (a write that was never acknowledged) is dropped; damage anywhere else
+  // fails the open. Damage to the last records is caught by the acknowledged-seq mark.
+  dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   dbo.max_background_jobs = 2;
   if (options_.follow) dbo.max_open_files = -1;  // required by secondary instances
 
@@ -369,7 +395,7 @@ Status Journal::append_locked(events::Event* events, size_t n, std::vector<std::
     last_seq_.store(first + n - 1);
   }
   st.wait_cv.notify_all();
-  return Status::ok();
+  return st.mark.store(first + n - 1);
 }
 
 bool Journal::memory_find(MemoryTable table, const std::string& key, std::string* value) const {
@@ -413,7 +439,8 @@ Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch,
 
 Status Journal::sync() {
   if (options_.read_only || options_.in_memory) return Status::ok();
-  return from_rocks(db_->FlushWAL(true), state_->where() + ": sync");
+  if (auto s = from_rocks(db_->FlushWAL(true), state_->where() + ": sync"); !s) return s;
+  return state_->mark.sync();
 }
 
 Status Journal::scan(uint64_t from, uint64_t to,

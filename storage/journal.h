@@ -3,8 +3,10 @@
 //   column family "events":    key = 8-byte campaign key + big-endian seq, value = event frame
 //   column family "artifacts": key = SHA-256 hex of the blob, value = blob (ArtifactStore)
 //   column family "meta":      the campaign id (key "campaign") and small facts put_meta()
-//                              writes (e.g. "summary"); the last seq is not stored but
-//                              recovered from the last event key on open
+//                              writes (e.g. "summary"); the last seq is recovered from the
+//                              last event key on open and checked against <log>/ACKED, the
+//                              last acknowledged seq (storage/acked_mark.h): an open that
+//                              recovers fewer events fails with corruption
 // Events are written once and never updated or deleted. Seqs start at 1 and are dense.
 #include <atomic>
 #include <cstdint>

@@ -1,15 +1,13 @@
 // arc-replay: reads campaign logs. Exit codes: 0 ok; 1 verify found a divergence (its seq is
 // printed); 2 bad input (no such run directory, unreadable flags); 3 the log is damaged.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-#include <fstream>
+#include <unistd.h>
 
 #include "events/printer.h"
 #include "replay/ablate.h"
@@ -64,7 +62,8 @@ int main(int argc, char** argv) {
   plot->add_option("-o,--output", plot_out, "SVG file to write")->required();
   plot->add_option("--title", plot_title, "title (default: problem and campaign)");
 
-  auto* ablate = app.add_subcommand("ablate", "counterfactual campaigns against recorded measurements");
+  auto* ablate =
+      app.add_subcommand("ablate", "counterfactual campaigns against recorded measurements");
   std::string ablate_campaign, ablate_json, ablate_csv, ablate_work;
   std::vector<std::string> ablate_from, ablate_configs;
   std::vector<uint32_t> ablate_budgets = {25, 50, 100, 200};
@@ -182,9 +181,9 @@ int main(int argc, char** argv) {
       runs.push_back(arc::replay::analyze_run(dir, log.value()));
     }
     if (plot_title.empty()) {
-      plot_title = runs.front().problem + (runs.size() == 1 ? ", campaign " + runs.front().campaign
-                                                            : ", " + std::to_string(runs.size()) +
-                                                                  " runs");
+      plot_title =
+          runs.front().problem + (runs.size() == 1 ? ", campaign " + runs.front().campaign
+                                                   : ", " + std::to_string(runs.size()) + " runs");
     }
     std::ofstream out(plot_out);
     out << arc::replay::plot_svg(runs, plot_title);
@@ -225,7 +224,9 @@ int main(int argc, char** argv) {
       return r.status().code() == arc::Status::Code::kInvalidArgument ? 2 : 3;
     }
     std::cout << arc::replay::to_table(r.value());
-    if (!ablate_json.empty()) std::ofstream(ablate_json) << arc::events::dump_json(arc::replay::to_json(r.value()), 2) << "\n";
+    if (!ablate_json.empty())
+      std::ofstream(ablate_json) << arc::events::dump_json(arc::replay::to_json(r.value()), 2)
+                                 << "\n";
     if (!ablate_csv.empty()) std::ofstream(ablate_csv) << arc::replay::to_csv(r.value());
     if (!ablate_plot.empty()) {
       std::ofstream(ablate_plot) << arc::replay::plot_ablation_svg(
@@ -244,6 +245,7 @@ int main(int argc, char** argv) {
                           {"plateaus", r.plateaus},
                           {"exchanges", r.exchanges},
                           {"divergence_seq", r.divergence_seq},
+                          {"damaged", r.damaged},
                           {"message", r.message},
                           {"seconds", r.seconds}};
       std::cout << arc::events::dump_json(j, 2) << std::endl;
@@ -254,11 +256,14 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.proposals),
           static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.plateaus),
           static_cast<unsigned long long>(r.exchanges), r.seconds);
+    } else if (r.damaged) {
+      std::printf("DAMAGED LOG: %s\n", r.message.c_str());
     } else {
-      std::printf("DIVERGENCE at seq %llu: %s\n",
-                  static_cast<unsigned long long>(r.divergence_seq), r.message.c_str());
+      std::printf("DIVERGENCE at seq %llu: %s\n", static_cast<unsigned long long>(r.divergence_seq),
+                  r.message.c_str());
     }
     if (r.ok) return 0;
+    if (r.damaged) return 3;
     return r.divergence_seq == 0 ? 2 : 1;
   }
   return 2;

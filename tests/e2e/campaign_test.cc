@@ -220,6 +220,27 @@ TEST(Cli, RunJsonThenShowAndVerify) {
   std::string show;
   EXPECT_EQ(run_cli("arc-replay show " + run_dir.string() + " --events", &show), 0);
   EXPECT_NE(show.find("CampaignStopped"), std::string::npos);
+
+  // The same run with its write-ahead log cut short: verify and resume report the damage with
+  // exit 3 and the first missing seq; neither shortens the log for good.
+  const fs::path damaged = scratch("cli-run-damaged");
+  fs::remove_all(damaged);
+  fs::copy(run_dir, damaged, fs::copy_options::recursive);
+  fs::path wal;
+  for (const auto& e : fs::directory_iterator(damaged / "log")) {
+    if (e.path().extension() == ".log" && (wal.empty() || e.file_size() > fs::file_size(wal))) {
+      wal = e.path();
+    }
+  }
+  ASSERT_FALSE(wal.empty()) << "no write-ahead log in " << damaged;
+  fs::resize_file(wal, fs::file_size(wal) * 2 / 3);
+  const auto cut = fs::file_size(wal);
+  std::string bad;
+  EXPECT_EQ(run_cli("arc-replay verify " + damaged.string(), &bad), 3) << bad;
+  EXPECT_NE(bad.find("is the first missing"), std::string::npos) << bad;
+  std::string resumed;
+  EXPECT_EQ(run_cli("arcd resume " + damaged.string(), &resumed), 3) << resumed;
+  EXPECT_EQ(fs::file_size(wal), cut) << "resume rewrote the damaged log";
 }
 
 // arcd confirm: the run's baseline and best measured again in pairs; each round's ratio is the
