@@ -5,8 +5,9 @@
 // and the journal refuses to open it (journal.h). Format: 8-byte little-endian seq, then the
 // CRC32C of those 8 bytes, little-endian, in 4 bytes.
 //
-// The mark is written after each acknowledged append without its own fsync (it may lag behind
-// the log after a power loss, never run ahead of it) and made durable by sync() and close.
+// The journal writes the mark after each acknowledged append under durability kSync, and at
+// sync() and close under kBatch, without an fsync of its own until sync() and close: it may lag
+// behind the log (after a kill under kBatch, or a power loss), never run ahead of it.
 #include <cstdint>
 #include <optional>
 #include <string>
