@@ -141,7 +141,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(ev, "warmup", s.warmup, false, "a non-negative integer");
   r.get(ev, "repetitions", s.repetitions, false, "a positive integer");
   r.get(ev, "buffer_sets", s.buffer_sets, false, "a positive integer");
-  r.get(ev, "timeout_s", s.timeout_s, false, "a positive number of seconds");
+  r.get(ev, "timeout_s", s.timeout_s, false, "a positive number of seconds in [0.1, 86400]");
   r.get(ev, "memory_limit_mb", s.memory_limit_mb, false, "a positive integer");
   r.get(ev, "flush_cache", s.flush_cache, false, "a boolean");
   r.get(ev, "timing", s.timing, false, kTimingValues);
@@ -154,8 +154,11 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     r.fail("evaluation.repetitions", "an integer >= 3", std::to_string(s.repetitions));
   }
   if (s.buffer_sets == 0) r.fail("evaluation.buffer_sets", "a positive integer", "0");
-  if (!(s.timeout_s > 0)) {
-    r.fail("evaluation.timeout_s", "a positive number of seconds", std::to_string(s.timeout_s));
+  // A watchdog that never fires (inf, 1e300) or fires before any candidate can run is no
+  // watchdog.
+  if (!(s.timeout_s >= 0.1 && s.timeout_s <= 86400)) {
+    r.fail("evaluation.timeout_s", "a positive number of seconds in [0.1, 86400]",
+           toml_number(s.timeout_s));
   }
   if (s.memory_limit_mb != 0 && s.memory_limit_mb < 64) {
     r.fail("evaluation.memory_limit_mb", "0 (no limit) or an integer >= 64",
