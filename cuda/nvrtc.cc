@@ -217,19 +217,12 @@ struct Compiler::Impl {
     for (std::string_view part :
          {std::string_view(source), std::string_view(out.options), std::string_view(options.arch),
           std::string_view(toolchain), std::string_view(abi)}) {
-      material.push_back('\0');
-      material += std::to_string(part.size());
-      material.push_back('\0');
-      material += part;
+      arc::append_key_part(material, part);
     }
     // Shared sources count in the key; none leaves the keys of earlier runs as they were.
     for (const auto& [include, text] : headers) {
-      for (const std::string* part : {&include, &text}) {
-        material.push_back('\0');
-        material += std::to_string(part->size());
-        material.push_back('\0');
-        material += *part;
-      }
+      arc::append_key_part(material, include);
+      arc::append_key_part(material, text);
     }
     out.key = arc::sha256_hex(material);
     const fs::path cubin = options.cache_dir / (out.key + ".cubin");

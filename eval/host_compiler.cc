@@ -166,12 +166,8 @@ struct HostCompiler::Impl {
   Result<fs::path> header_folder(const HostCompiler::Headers& headers) {
     std::string material = "kernelarc-host-headers-v1";
     for (const auto& [name, text] : headers) {
-      for (const std::string* part : {&name, &text}) {
-        material.push_back('\0');
-        material += std::to_string(part->size());
-        material.push_back('\0');
-        material += *part;
-      }
+      arc::append_key_part(material, name);
+      arc::append_key_part(material, text);
     }
     const fs::path dir = options.cache_dir / "include" / arc::sha256_hex(material);
     std::error_code ec;
