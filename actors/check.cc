@@ -52,9 +52,7 @@ std::vector<Variant> extreme_variants(const Family& family) {
   auto add = [&out](Variant v) {
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
   };
-  Variant defaults;
-  defaults.family = family.name;
-  for (const auto& k : family.knobs) defaults.knobs[k.name] = k.default_value;
+  const Variant defaults = family.default_variant();
   add(defaults);
   for (const auto& k : family.knobs) {
     Variant first = defaults, last = defaults;

@@ -114,10 +114,7 @@ struct CudaEvaluator::Impl {
 
   // The family's defaults overridden by the variant's knobs.
   std::map<std::string, std::string> knobs_of(const Variant& v, const Family& f) const {
-    std::map<std::string, std::string> k;
-    for (const auto& knob : f.knobs) k[knob.name] = knob.default_value;
-    for (const auto& [name, value] : v.knobs) k[name] = value;
-    return k;
+    return f.knob_values(v);
   }
 
   // What a variant's source is compiled with: its knobs (knobs_of) and the problem's params.

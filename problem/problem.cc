@@ -23,6 +23,12 @@ Variant Family::default_variant() const {
   return v;
 }
 
+std::map<std::string, std::string> Family::knob_values(const Variant& v) const {
+  std::map<std::string, std::string> out = default_variant().knobs;
+  for (const auto& [k, val] : v.knobs) out[k] = val;
+  return out;
+}
+
 const Family* Problem::family(const std::string& family_name) const {
   for (const auto& f : families) {
     if (f.name == family_name) return &f;

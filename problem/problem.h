@@ -83,6 +83,8 @@ struct Family {
   GemmSpec gemm;
   const Knob* knob(const std::string& name) const;
   Variant default_variant() const;
+  // Every knob's value for variant `v`: the defaults overridden by v's knobs.
+  std::map<std::string, std::string> knob_values(const Variant& v) const;
 };
 
 struct Tolerance {

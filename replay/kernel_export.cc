@@ -246,9 +246,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     std::set<std::string> undef = defined_macros(src);
     // Every knob, the family's defaults overridden by the variant's, and the problem's params:
     // what the evaluator's compile defined.
-    std::map<std::string, std::string> knobs;
-    for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
-    for (const auto& [k, val] : v.knobs) knobs[k] = val;
+    std::map<std::string, std::string> knobs = f.knob_values(v);
     for (const auto& [k, val] : p.param_defines()) knobs[k] = val;
     for (const auto& [k, val] : knobs) {
       cu << "#define " << k << " " << val << "\n";
@@ -282,9 +280,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     for (size_t i = 0; i < variants.size(); ++i) {
       const problem::Family& f = *families[i];
       if (f.library.empty() || !variants[i].source.empty()) continue;
-      std::map<std::string, std::string> knobs;
-      for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
-      for (const auto& [k, val] : variants[i].knobs) knobs[k] = val;
+      std::map<std::string, std::string> knobs = f.knob_values(variants[i]);
       const int heur = is_number(knobs["HEUR"]) ? std::stoi(knobs["HEUR"]) : 0;
       cu << "static const arc_lt_plan arc_v" << i << "_plans[] = {\n";
       for (const auto& w : p.workloads) {
@@ -402,9 +398,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
   };
   // Launch and workspace expressions name knobs and integer params.
   auto knob_locals = [&p](const problem::Family& f, const problem::Variant& v) {
-    std::map<std::string, std::string> knobs;
-    for (const auto& k : f.knobs) knobs[k.name] = k.default_value;
-    for (const auto& [k, val] : v.knobs) knobs[k] = val;
+    std::map<std::string, std::string> knobs = f.knob_values(v);
     for (const auto& prm : p.params) {
       if (prm.integer) knobs[prm.name] = prm.text;
     }
