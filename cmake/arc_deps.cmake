@@ -46,3 +46,11 @@ target_compile_definitions(arc_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
   CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
 target_link_libraries(arc_httplib INTERFACE ${HTTPLIB_LIBRARY} OpenSSL::SSL OpenSSL::Crypto
   Threads::Threads)
+
+# libseccomp (candidate confinement, eval/candidate_confinement.h): the static archive, so the
+# worker binary carried to a GPU machine needs no libseccomp there.
+find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)
+find_library(SECCOMP_STATIC libseccomp.a REQUIRED)
+add_library(arc_seccomp INTERFACE)
+target_include_directories(arc_seccomp SYSTEM INTERFACE ${SECCOMP_INCLUDE_DIR})
+target_link_libraries(arc_seccomp INTERFACE ${SECCOMP_STATIC})

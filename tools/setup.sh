@@ -11,6 +11,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
+  bubblewrap libseccomp-dev
 )
 for group in "$@"; do
   case $group in
