@@ -105,11 +105,13 @@ struct CudaEvaluator::Impl {
     compiler = std::make_unique<cuda::Compiler>(co);
     device = "cuda: " + (info ? info->describe() : no_device) + ", " + compiler->toolchain();
     fs::path worker = options.worker_path.empty() ? default_worker_path() : options.worker_path;
-    client = std::make_unique<WorkerClient>(
-        WorkerClientOptions{worker,
-                            {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
-                            options.worker_start_timeout_s,
-                            "cuda_events"});
+    client = std::make_unique<WorkerClient>(WorkerClientOptions{
+        worker,
+        {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
+        options.worker_start_timeout_s,
+        "cuda_events",
+        options.sandbox,
+        SandboxProfile{{cache_root}, {cache_root / "cuda"}, true, sandbox_environment()}});
   }
 
   // The family's defaults overridden by the variant's knobs.

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "eval/evaluator.h"
+#include "eval/sandbox.h"
 #include "problem/problem.h"
 
 namespace arc::eval {
@@ -32,6 +33,9 @@ struct CudaEvaluatorOptions {
   double worker_start_timeout_s = 60;  // context creation + runtime kernels
   double peaks_timeout_s = 300;
   bool use_peaks_cache = true;
+  // The worker runs in it (eval/sandbox.h) with the GPU's device nodes, the cache read-only and
+  // its "cuda" folder writable (runtime kernels' cubins).
+  Sandbox sandbox = Sandbox::disabled("not requested");
   // (The faster-than-SOL verdict is the guard's: [guard] sol_margin, actors/guard_core.h.)
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eval/evaluator.h"
+#include "eval/sandbox.h"
 #include "problem/problem.h"
 
 namespace arc::eval {
@@ -23,6 +24,9 @@ struct EvaluatorChoice {
   // logs are not read again.
   std::shared_ptr<const ReplayRecords> replay_records;
   std::filesystem::path cache_dir;  // host: compile cache; empty = default
+  // Where measuring backends compile and run candidates (eval/sandbox.h); arcd detects it from
+  // --sandbox. Disabled: unconfined.
+  Sandbox sandbox = Sandbox::disabled("not requested");
 };
 
 // The default compile cache: $ARC_CACHE, else $XDG_CACHE_HOME/kernelarc, else

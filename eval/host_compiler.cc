@@ -11,10 +11,13 @@
 #include <system_error>
 #include <thread>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/arc_home.h"
 #include "base/sha256.h"
+#include "eval/compiler_log.h"
+#include "eval/sandbox.h"
 #include "eval/subprocess.h"
 
 namespace arc::eval {
@@ -28,6 +31,10 @@ namespace fs = std::filesystem;
 
 constexpr size_t kErrorCap = 4096;
 constexpr size_t kLogCap = 64 * 1024;
+// Limits of one compile (with everything it starts), besides its timeout.
+constexpr uint64_t kCompileMemoryBytes = uint64_t{8} << 30;  // address space per process
+constexpr uint64_t kCompileFileBytes = uint64_t{512} << 20;  // any one file it writes
+constexpr uint64_t kCompileProcesses = 1024;  // per user; not enforced for root (RLIMIT_NPROC)
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -189,11 +196,20 @@ struct HostCompiler::Impl {
   CompiledObject compile(const std::string& source, const fs::path& source_path,
                          const std::map<std::string, std::string>& defines,
                          const HostCompiler::Headers& headers) {
-    std::vector<std::string> argv = {options.compiler, "-O2",     "-std=c++17",
-                                     "-fPIC",          "-shared", "-I" + include_root.string()};
+    // No caret lines: a diagnostic never quotes source text (eval/compiler_log.h).
+    std::vector<std::string> argv = {options.compiler,
+                                     "-O2",
+                                     "-std=c++17",
+                                     "-fPIC",
+                                     "-shared",
+                                     "-fno-diagnostics-show-caret",
+                                     "-fdiagnostics-color=never",
+                                     "-I" + include_root.string()};
+    fs::path shared_dir;
     if (!headers.empty()) {
       auto dir = header_folder(headers);
       if (!dir) return failure("cannot write the shared sources: " + dir.status().message());
+      shared_dir = *dir;
       argv.push_back("-I" + dir->string());
     }
     for (const auto& [name, value] : defines) {
@@ -228,7 +244,7 @@ struct HostCompiler::Impl {
         return c;
       }
     }
-    CompiledObject c = compile_uncached(source, source_path, argv, options_text, key);
+    CompiledObject c = compile_uncached(source, source_path, argv, options_text, key, shared_dir);
     // Remember answers that would repeat: objects and the compiler's rejections. A timeout or
     // a failure to run may go differently next time.
     if (c.ok || c.error.rfind("compile error", 0) == 0) {
@@ -240,7 +256,7 @@ struct HostCompiler::Impl {
 
   CompiledObject compile_uncached(const std::string& source, const fs::path& source_path,
                                   std::vector<std::string> argv, const std::string& options_text,
-                                  const std::string& key) {
+                                  const std::string& key, const fs::path& shared_dir) {
     CompiledObject c;
     c.key = key;
     c.options = options_text;
@@ -272,25 +288,56 @@ struct HostCompiler::Impl {
         }
       }
     }
-    const fs::path tmp = temp_name(object);
+    // The compiler writes into a scratch folder of its own, the only place it may write.
+    const fs::path scratch = temp_name(options.cache_dir / "scratch" / key);
+    fs::create_directories(scratch, ec);
+    if (ec) {
+      c.error = "cannot create the compile folder " + scratch.string() + ": " + ec.message();
+      return c;
+    }
+    struct RemoveScratch {
+      fs::path dir;
+      ~RemoveScratch() {
+        std::error_code ignored;
+        fs::remove_all(dir, ignored);
+      }
+    } remove_scratch{scratch};
+    const fs::path tmp = scratch / "object.so";
     argv.push_back("-o");
     argv.push_back(tmp.string());
     argv.push_back(src.string());
 
+    SandboxProfile profile;
+    profile.read_only = {options.cache_dir, src.parent_path(),
+                         include_root / "eval" / "host_abi.h"};
+    if (options.compiler.find('/') != std::string::npos) {
+      for (const fs::path& p : program_paths(options.compiler)) profile.read_only.push_back(p);
+    }
+    profile.writable = {scratch};
+    profile.env = sandbox_environment(scratch.string());
     Result<SubprocessResult> run = Status::internal("not run");
     SubprocessOptions limits;
     limits.timeout_s = options.timeout_s;
     limits.output_cap = kLogCap;
+    limits.limits = {{RLIMIT_AS, kCompileMemoryBytes},
+                     {RLIMIT_CPU, static_cast<uint64_t>(options.timeout_s) + 1},
+                     {RLIMIT_FSIZE, kCompileFileBytes},
+                     {RLIMIT_NPROC, kCompileProcesses},
+                     {RLIMIT_CORE, 0}};
     {
       SlotGuard slot(slots);
-      run = run_subprocess(argv, limits);
+      run = run_subprocess(options.sandbox.wrap(profile, argv), limits);
     }
     if (!run) {
       c.error = "cannot run the compiler: " + run.status().message();
       return c;
     }
     c.seconds = run->seconds;
-    c.log = run->output;
+    // Only what concerns the candidate's own sources (and the ABI header) reaches the log.
+    std::vector<std::string> own = {src.string(), src.parent_path().string() + "/",
+                                    (include_root / "eval" / "host_abi.h").string()};
+    if (!shared_dir.empty()) own.push_back(shared_dir.string() + "/");
+    c.log = withhold_foreign_diagnostics(run->output, own);
     if (!c.log.empty()) {
       c.log_ref = arc::sha256_hex(c.log);
       const fs::path log_path = options.cache_dir / (c.log_ref + ".log");

@@ -1,7 +1,9 @@
 #pragma once
 // Compiles host family sources, free candidate source and references into shared objects:
-//   g++ -O2 -std=c++17 -fPIC -shared -I<include root> [-I<shared sources>] -D<KNOB>=<VALUE>...
-//       -o <cache>/<key>.so <src>
+//   g++ -O2 -std=c++17 -fPIC -shared -fno-diagnostics-show-caret -fdiagnostics-color=never
+//       -I<include root> [-I<shared sources>] -D<KNOB>=<VALUE>... -o <scratch>/object.so <src>
+// then renamed to <cache>/<key>.so. The log keeps only diagnostics about the candidate's own
+// sources (eval/compiler_log.h).
 // A problem's shared sources (include_dirs) are written under <cache>/include/<digest>/, the
 // digest of their names and texts, so the option string (and the key) changes with them.
 // The cache key is the SHA-256 of the source bytes, the option string, the compiler's version
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/sandbox.h"
 #include "problem/candidate.h"
 #include "problem/problem.h"
 
@@ -32,6 +35,10 @@ struct HostCompilerOptions {
   // Compilers running at once, over all callers. 0: std::thread::hardware_concurrency().
   unsigned jobs = 0;
   double timeout_s = 120.0;  // per compile; past it the compiler is killed (not cached)
+  // Where the compiler runs (eval/sandbox.h): it sees the system's /usr, the cache (read-only),
+  // the source's folder, eval/host_abi.h and a scratch folder it writes the object to; limits on
+  // address space, CPU time, file size and processes. Disabled: as it is, with the same limits.
+  Sandbox sandbox = Sandbox::disabled("not requested");
 };
 
 struct CompiledObject {

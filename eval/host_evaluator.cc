@@ -111,8 +111,14 @@ struct HostEvaluator::Impl {
         cache_dir(options.cache_dir.empty() ? default_host_cache_dir() : options.cache_dir),
         worker_path(options.worker_path.empty() ? default_worker_path() : options.worker_path),
         compiler(HostCompilerOptions{cache_dir, options.include_root, options.compiler,
-                                     options.compile_jobs, options.compile_timeout_s}),
-        client(WorkerClientOptions{worker_path, {}, options.worker_start_timeout_s}) {
+                                     options.compile_jobs, options.compile_timeout_s,
+                                     options.sandbox}),
+        client(WorkerClientOptions{worker_path,
+                                   {},
+                                   options.worker_start_timeout_s,
+                                   "steady_clock",
+                                   options.sandbox,
+                                   SandboxProfile{{cache_dir}, {}, false, sandbox_environment()}}) {
     std::string model = field_value(read_text("/proc/cpuinfo"), "model name");
     if (model.empty()) model = "unknown CPU";
     device = "host: " + model + ", " +

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "eval/evaluator.h"
+#include "eval/sandbox.h"
 #include "problem/problem.h"
 
 namespace arc::eval {
@@ -35,6 +36,9 @@ struct HostEvaluatorOptions {
   double worker_start_timeout_s = 10;  // until the worker says "ready"
   double peaks_timeout_s = 60;         // the peaks measurement
   uint64_t peaks_memory_limit_mb = 4096;  // the worker's limit when peaks() starts it
+  // The compiler and the worker run in it (eval/sandbox.h); the worker sees the cache
+  // read-only and nothing else of the file system but the system's libraries.
+  Sandbox sandbox = Sandbox::disabled("not requested");
 };
 
 class HostEvaluator final : public Evaluator {

@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,14 +36,27 @@ void close_fds_between(int first, int last) {
 
 // Runs in the forked child: only async-signal-safe calls until exec. Any failure is written as
 // errno to `err_fd` and the child exits 127.
-[[noreturn]] void child_exec(char* const* argv, const std::vector<std::pair<int, int>>& fds,
-                             bool new_group, int err_fd) {
+[[noreturn]] void child_exec(char* const* argv, const SpawnOptions& options, pid_t parent,
+                             int err_fd) {
+  const std::vector<std::pair<int, int>>& fds = options.fds;
   auto fail = [&err_fd](int err) {  // by reference: err_fd moves below
     ssize_t unused = ::write(err_fd, &err, sizeof err);
     (void)unused;
     ::_exit(127);
   };
-  if (new_group) ::setpgid(0, 0);
+  if (options.new_process_group) ::setpgid(0, 0);
+  if (options.die_with_parent) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail(errno);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
+  }
+  for (const ResourceLimit& l : options.limits) {
+    rlimit cur{};
+    if (::getrlimit(l.resource, &cur) != 0) fail(errno);
+    rlim_t want = static_cast<rlim_t>(l.value);
+    if (cur.rlim_max != RLIM_INFINITY && want > cur.rlim_max) want = cur.rlim_max;
+    rlimit lim{want, want};
+    if (::setrlimit(l.resource, &lim) != 0) fail(errno);
+  }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -107,9 +122,10 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv, const SpawnOpt
 
   UniqueFd err_read, err_write;
   if (Status s = make_pipe(&err_read, &err_write); !s) return s;
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return Status::io_error("fork: " + errno_text(errno));
-  if (pid == 0) child_exec(cargv.data(), options.fds, options.new_process_group, err_write.get());
+  if (pid == 0) child_exec(cargv.data(), options, parent, err_write.get());
   if (options.new_process_group) ::setpgid(pid, pid);  // also here: no race with kill(-pid)
   err_write.reset();
   int child_errno = 0;
@@ -163,6 +179,7 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
   spawn.fds = {{1, out_write.get()},
                {2, options.separate_stderr ? err_write.get() : out_write.get()}};
   if (in_read.valid()) spawn.fds.push_back({0, in_read.get()});
+  spawn.limits = options.limits;
   // A child that exits without reading its input must not kill us with SIGPIPE.
   SigpipeGuard no_sigpipe;
   auto start = Clock::now();

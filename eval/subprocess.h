@@ -6,6 +6,7 @@
 // through run_subprocess(); the host evaluator starts its worker through spawn_process().
 // Nothing here throws.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,12 +48,23 @@ class UniqueFd {
 // cannot inherit it (which would keep its write end open and hide EOF).
 Status make_pipe(UniqueFd* read_end, UniqueFd* write_end);
 
+// A resource limit set in the child before exec (soft = hard: the child cannot raise it).
+struct ResourceLimit {
+  int resource = 0;    // RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_NPROC, ...
+  uint64_t value = 0;  // seconds, bytes or a count; lowered to the parent's hard limit
+};
+
 struct SpawnOptions {
   // {child fd, parent fd}: the parent's descriptor appears in the child under that number.
   // Child descriptors 0, 1 and 2 not named here are /dev/null; every other one is closed.
   std::vector<std::pair<int, int>> fds;
   // Put the child in a process group of its own, so killing -pid also kills what it forked.
   bool new_process_group = true;
+  // The child gets SIGKILL when its parent dies (PR_SET_PDEATHSIG), so it never outlives a
+  // killed engine; a parent that died before the child set it is noticed too. The kernel ties
+  // this to the spawning THREAD: spawn from a thread that outlives the child.
+  bool die_with_parent = true;
+  std::vector<ResourceLimit> limits;
 };
 
 // Starts argv[0] (searched in PATH when it has no '/'). Fails, naming the program and errno,
@@ -70,6 +82,7 @@ struct SubprocessOptions {
   // stderr are one stream, interleaved as the child wrote them.
   bool separate_stderr = false;
   size_t error_cap = size_t{16} * 1024;
+  std::vector<ResourceLimit> limits;  // set in the child before exec (SpawnOptions::limits)
 };
 
 struct SubprocessResult {

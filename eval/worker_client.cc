@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,15 +53,27 @@ bool wait_exit(pid_t pid, Deadline deadline) {
   }
 }
 
+// The signal that ended the worker, 0 if none. A sandboxed worker's status is bubblewrap's,
+// which exits 128 + N when its program died of signal N; the worker's own report of a fatal
+// signal ("fatal") names it where it could send one.
+int ended_by_signal(int status, const std::optional<json>& fatal, bool sandboxed) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status);
+  if (!WIFEXITED(status)) return 0;
+  if (fatal && fatal->contains("signal")) return fatal->value("signal", 0);
+  const int code = WEXITSTATUS(status);
+  return sandboxed && code > 128 && code < 128 + 65 ? code - 128 : 0;
+}
+
 }  // namespace
 
 // A running arc-eval --worker with its two pipes. Destruction stops it (politely, then not).
 class WorkerProcess {
  public:
-  static Result<std::unique_ptr<WorkerProcess>> start(const fs::path& path,
-                                                      const std::vector<std::string>& extra,
-                                                      uint64_t memory_limit_mb,
-                                                      double start_timeout_s) {
+  static Result<std::unique_ptr<WorkerProcess>> start(const WorkerClientOptions& options,
+                                                      uint64_t memory_limit_mb) {
+    const fs::path& path = options.worker_path;
+    const std::vector<std::string>& extra = options.extra_args;
+    const double start_timeout_s = options.start_timeout_s;
     UniqueFd req_read, req_write, rep_read, rep_write;
     if (Status s = make_pipe(&req_read, &req_write); !s) return s;
     if (Status s = make_pipe(&rep_read, &rep_write); !s) return s;
@@ -72,7 +85,11 @@ class WorkerProcess {
       argv.push_back(std::to_string(memory_limit_mb));
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
-    auto pid = spawn_process(argv, spawn);
+    SandboxProfile profile = options.profile;
+    for (const fs::path& p : program_paths(path)) profile.read_only.push_back(p);
+    // A runaway worker whose parent is gone must not write files without bound either.
+    spawn.limits = {{RLIMIT_FSIZE, uint64_t{64} << 20}, {RLIMIT_CORE, 0}};
+    auto pid = spawn_process(options.sandbox.wrap(profile, argv), spawn);
     if (!pid) return pid.status();
     std::unique_ptr<WorkerProcess> w(
         new WorkerProcess(*pid, std::move(req_write), std::move(rep_read), memory_limit_mb));
@@ -243,8 +260,7 @@ Status WorkerClient::ensure(uint64_t memory_limit_mb) {
   if (worker_ && worker_->memory_limit_mb() != memory_limit_mb) worker_.reset();
   if (worker_ && !worker_->alive()) lose();
   if (worker_) return Status::ok();
-  auto w = WorkerProcess::start(options_.worker_path, options_.extra_args, memory_limit_mb,
-                                options_.start_timeout_s);
+  auto w = WorkerProcess::start(options_, memory_limit_mb);
   if (!w) return w.status();
   worker_ = std::move(*w);
   return Status::ok();
@@ -305,14 +321,14 @@ void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
   } else if (!eof) {
     error = "the worker sent an unreadable message" + where + " (" + why.to_string() +
             "); it was killed";
-  } else if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
+  } else if (const int sig = ended_by_signal(status, fatal, options_.sandbox.enabled()); sig != 0) {
     error = "worker killed by signal " + describe_signal(sig) + where;
     if (fatal && fatal->contains("address") && (sig == SIGSEGV || sig == SIGBUS)) {
-      char buf[40];
-      std::snprintf(buf, sizeof buf, " at address 0x%llx",
-                    static_cast<unsigned long long>(fatal->value("address", uint64_t{0})));
-      error += buf;
+      // Only the address's class: a candidate must not spell out data through its crashes.
+      const uint64_t address = fatal->value("address", uint64_t{0});
+      error += address == 0        ? " at address 0x0"
+               : address < 0x10000 ? " at an address near 0x0"
+                                   : " at a non-null address";
     }
     const uint64_t vm_kb = fatal ? fatal->value("vm_size_kb", uint64_t{0}) : 0;
     if (sig == SIGKILL) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/evaluator.h"
+#include "eval/sandbox.h"
 #include "problem/problem.h"
 
 namespace arc::eval {
@@ -24,6 +25,10 @@ struct WorkerClientOptions {
   std::vector<std::string> extra_args;  // after --worker --in 3 --out 4 --memory-mb N
   double start_timeout_s = 10;          // until the worker says "ready"
   std::string method = "steady_clock";  // the method of results made up here (crashes)
+  // Where the worker runs: the sandbox (disabled: as it is) and its profile, to which the
+  // worker binary's directories (program_paths) are added.
+  Sandbox sandbox = Sandbox::disabled("not requested");
+  SandboxProfile profile;
 };
 
 class WorkerProcess;
