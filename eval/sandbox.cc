@@ -95,6 +95,10 @@ Sandbox Sandbox::detect(SandboxMode mode) {
         "'bubblewrap')";
     return s;
   }
+  if (!executable(bwrap)) {
+    s.reason_ = "bwrap at " + bwrap.string() + " ($ARC_BWRAP) is not an executable program";
+    return s;
+  }
   s.bwrap_ = bwrap;
   SubprocessOptions trial;
   trial.timeout_s = 20;

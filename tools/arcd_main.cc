@@ -12,6 +12,7 @@
 
 #include "actors/campaign_runner.h"
 #include "actors/check.h"
+#include "actors/sandbox_policy.h"
 #include "actors/sweep.h"
 #include "base/arc_home.h"
 #include "eval/evaluators.h"
@@ -82,6 +83,17 @@ int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::Ru
   return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
 }
 
+// The sandbox policy (actors/sandbox_policy.h), and a warning when candidates run unconfined.
+arc::Status sandbox_policy(const arc::actors::CampaignConfig& config,
+                           const arc::eval::Sandbox& sandbox) {
+  if (auto s = arc::actors::check_sandbox_policy(config, sandbox); !s) return s;
+  if (!sandbox.enabled()) {
+    std::fprintf(stderr, "arcd: warning: candidates run without a sandbox (%s)\n",
+                 sandbox.reason().c_str());
+  }
+  return arc::Status::ok();
+}
+
 int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
             std::optional<uint64_t> seed, std::optional<uint32_t> budget, const std::string& mode,
             bool json, const arc::eval::EvaluatorChoice& choice, bool quiet) {
@@ -96,6 +108,7 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
       run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
   auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
   if (!prepared) return fail(prepared.status());
+  if (auto s = sandbox_policy(prepared->config, choice.sandbox); !s) return fail(s);
   if (auto s = arc::actors::require_device(prepared->problem, choice); !s) {
     return no_device("campaign " + prepared->config.name, s);
   }
@@ -129,6 +142,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   if (auto s = arc::actors::require_device(rec->problem, choice); !s) {
     return no_device("campaign " + rec->config.name, s);
   }
+  if (auto s = sandbox_policy(rec->config, choice.sandbox); !s) return fail(s);
   arc::actors::RunOptions options;
   options.run_dir = run_dir;
   options.resume = true;
@@ -150,7 +164,8 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
 }
 
 int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, uint32_t sample,
-              uint64_t seed, const std::string& campaign_flag, bool quiet) {
+              uint64_t seed, const std::string& campaign_flag, bool quiet,
+              const arc::eval::Sandbox& sandbox) {
   auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   arc::actors::SweepOptions o;
@@ -174,6 +189,7 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
     };
   }
   arc::eval::EvaluatorChoice choice;
+  choice.sandbox = sandbox;
   if (auto s = arc::actors::require_device(p.value(), choice); !s) {
     return no_device("sweep of problem " + p->name, s);
   }
@@ -294,6 +310,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   arc::eval::EvaluatorChoice choice;
   std::vector<std::string> replay_from;
+  std::string sandbox_mode = "auto";
+  const std::string sandbox_help =
+      "auto (default): compile and run candidates in a bubblewrap sandbox where the machine "
+      "allows one, and refuse llm and exec agents where it does not | on: require it | off: "
+      "never (also lets llm and exec agents run unconfined)";
+  auto add_sandbox_flag = [&sandbox_mode, &sandbox_help](CLI::App* sub) {
+    sub->add_option("--sandbox", sandbox_mode, sandbox_help)
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+  };
 
   auto* run = app.add_subcommand("run", "run a campaign");
   std::string campaign, run_dir, mode;
@@ -326,6 +351,9 @@ int main(int argc, char** argv) {
   resume->add_option("--replay-from", replay_from,
                      "run directories the replay evaluator answers from");
 
+  add_sandbox_flag(run);
+  add_sandbox_flag(resume);
+
   auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");
   std::string sweep_problem, sweep_dir, sweep_campaign;
   uint32_t sweep_sample = 0;
@@ -337,6 +365,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--seed", sweep_seed, "sampling and input seed");
   sweep->add_option("--campaign", sweep_campaign, "take [evaluation] from this campaign file");
   sweep->add_flag("--quiet", sweep_quiet, "no progress");
+
+  add_sandbox_flag(sweep);
 
   auto* list = app.add_subcommand("list", "list shipped problems and skills");
   bool list_json = false;
@@ -350,6 +380,7 @@ int main(int argc, char** argv) {
       "its check; 2 bad input; 5 everything compiled but nothing ran: no usable CUDA device");
   std::string problem;
   check->add_option("problem", problem, "problem.toml or its folder")->required();
+  add_sandbox_flag(check);
 
   auto* exp = app.add_subcommand("export",
                                  "write a run's best implementation as CUDA or as a "
@@ -373,6 +404,7 @@ int main(int argc, char** argv) {
                    "pairs of evaluations, alternating order (default 5)")
       ->check(CLI::Range(1u, 1000u));
   confirm->add_flag("--json", confirm_json, "print the confirmation as JSON");
+  add_sandbox_flag(confirm);
   confirm->add_option("--evaluator", choice.kind, evaluator_help(true))
       ->check(CLI::IsMember(arc::eval::evaluator_choices(/*measuring_only=*/true)));
 
@@ -383,11 +415,20 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   for (const auto& r : replay_from) choice.replay_logs.emplace_back(r);
+  if (*run || *resume || *sweep || *check || *confirm) {
+    arc::eval::SandboxMode m = arc::eval::SandboxMode::kAuto;
+    arc::eval::parse_sandbox_mode(sandbox_mode, &m);
+    choice.sandbox = arc::eval::Sandbox::detect(m);
+    if (m == arc::eval::SandboxMode::kOn && !choice.sandbox.enabled()) {
+      return fail(arc::Status::invalid_argument("--sandbox on: the sandbox is unavailable: " +
+                                                choice.sandbox.reason()));
+    }
+  }
   if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, quiet);
   if (*resume) return cmd_resume(resume_dir, resume_json, choice, resume_quiet);
   if (*sweep) {
     return cmd_sweep(sweep_problem, sweep_dir, sweep_sample, sweep_seed, sweep_campaign,
-                     sweep_quiet);
+                     sweep_quiet, choice.sandbox);
   }
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);
