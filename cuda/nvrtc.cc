@@ -17,6 +17,7 @@
 #include "base/arc_home.h"
 #include "base/sha256.h"
 #include "cuda/driver.h"
+#include "cuda/include_screen.h"
 
 namespace arc::cuda {
 namespace {
@@ -178,6 +179,37 @@ struct Compiler::Impl {
     fs::create_directories(options.cache_dir, ec);
   }
 
+  // NVRTC runs in this process and would open any file it may read: a source may include only
+  // the shared sources, arc_cuda.h, NVRTC's builtin headers and the toolkit's (a relative name
+  // without "..", found under its include folder). "" when `text` passes; else the error.
+  std::string screen_includes(std::string_view text, const std::string& what,
+                              const Headers& headers) const {
+    static const char* const kBuiltin[] = {
+        "cuda_fp16.h",  "cuda_fp16.hpp", "cuda_bf16.h",  "cuda_bf16.hpp", "cuda_fp8.h",
+        "cuda_fp8.hpp", "cuda_fp6.h",    "cuda_fp6.hpp", "cuda_fp4.h",    "cuda_fp4.hpp"};
+    for (const IncludeDirective& d : include_directives(text)) {
+      const std::string where = what + ":" + std::to_string(d.line) + ": ";
+      if (!d.literal) {
+        return where + "an #include whose operand is not a \"name\" or <name> is not allowed";
+      }
+      if (d.target == "arc_cuda.h" || headers.count(d.target) != 0) continue;
+      if (std::find(std::begin(kBuiltin), std::end(kBuiltin), d.target) != std::end(kBuiltin)) {
+        continue;
+      }
+      const fs::path rel = fs::path(d.target).lexically_normal();
+      bool inside = !d.target.empty() && !rel.is_absolute();
+      for (const auto& part : rel) inside = inside && part != "..";
+      std::error_code ec;
+      if (inside && !toolkit_include.empty() && fs::is_regular_file(toolkit_include / rel, ec)) {
+        continue;
+      }
+      return where + "#include \"" + d.target +
+             "\" is not allowed: a CUDA source may include the problem's shared sources, "
+             "arc_cuda.h and the CUDA toolkit's headers only";
+    }
+    return "";
+  }
+
   std::vector<std::string> option_list(const std::map<std::string, std::string>& defines) const {
     std::vector<std::string> opts = {"-std=c++17", "--gpu-architecture=" + options.arch,
                                      "--ptxas-options=-v", "-default-device", "-lineinfo"};
@@ -210,6 +242,16 @@ struct Compiler::Impl {
     if (!abi_error.empty()) {
       out.error = abi_error;
       return out;
+    }
+    if (std::string e = screen_includes(source, name, headers); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+    for (const auto& [include, text] : headers) {
+      if (std::string e = screen_includes(text, include, headers); !e.empty()) {
+        out.error = e;
+        return out;
+      }
     }
     const std::vector<std::string> opts = option_list(defines);
     for (const auto& o : opts) out.options += (out.options.empty() ? "" : " ") + o;

@@ -3,9 +3,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "cuda/runtime_kernels.h"
 #include "tests/cuda/paths.h"
@@ -17,6 +20,7 @@ using arc::test_paths::source_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class NvrtcTest : public ::testing::Test {
  protected:
@@ -168,6 +172,33 @@ TEST(PtxasReport, ParsesRegistersSpillsSharedAndBarriers) {
   EXPECT_EQ(k[1].registers, 24);
   EXPECT_EQ(k[1].shared_static_bytes, 0);
   EXPECT_EQ(k[1].barriers, 0);
+}
+
+TEST_F(NvrtcTest, IncludingAFileOutsideTheSharedSourcesAndToolkitIsRefusedUnread) {
+  // NVRTC runs inside arcd: an #include of any file arcd may read would quote its first tokens
+  // into the compile log. The screen refuses such a source before NVRTC sees it, whatever the
+  // spelling, and still lets the toolkit's headers and the shared sources through.
+  const fs::path secret =
+      fs::temp_directory_path() / ("arc-nvrtc-secret-" + std::to_string(::getpid()) + ".h");
+  std::ofstream(secret) << "TOKEN_SECRET_4711 first line\n";
+  for (const std::string& spelling :
+       {"#include \"" + secret.string() + "\"\n", "#  include <" + secret.string() + ">\n",
+        "#\\\ninclude \"" + secret.string() + "\"\n",
+        "# /* c */ include \"" + secret.string() + "\"\n",
+        std::string("#define F \"x.h\"\n#include F\n"),
+        std::string("#include \"../../../../../../etc/hostname\"\n"),
+        std::string("#include_next \"secret.h\"\n")}) {
+    Cubin c = compiler_->compile(spelling + kKernel, "hostile.cu", {{"SCALE", "3"}});
+    EXPECT_FALSE(c.ok) << spelling;
+    EXPECT_THAT(c.error, HasSubstr("is not allowed")) << spelling;
+    EXPECT_THAT(c.error + c.log, Not(HasSubstr("TOKEN_SECRET_4711"))) << spelling;
+  }
+  Cubin fine =
+      compiler_->compile("#include <cuda_bf16.h>\n#include \"io/k.h\"\n" + std::string(kKernel),
+                         "fine.cu", {{"SCALE", "3"}}, {{"io/k.h", "#pragma once\n"}});
+  EXPECT_TRUE(fine.ok) << fine.error;
+  std::error_code ec;
+  fs::remove(secret, ec);
 }
 
 }  // namespace
