@@ -187,6 +187,9 @@ std::vector<fs::path> program_paths(const fs::path& program) {
   std::error_code ec;
   fs::path real = fs::canonical(abs, ec);
   if (!ec && real.parent_path() != abs.parent_path()) out.push_back(real.parent_path());
+  // A relocatable bundle's RUNPATH ($ORIGIN/../lib).
+  const fs::path lib = (ec ? abs : real).parent_path().parent_path() / "lib";
+  if (fs::is_directory(lib, ec)) out.push_back(lib);
   for (const std::string& dir : split_paths(env_or("LD_LIBRARY_PATH"))) out.emplace_back(dir);
   return out;
 }

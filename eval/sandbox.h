@@ -70,8 +70,8 @@ class Sandbox {
 // NVIDIA_DRIVER_CAPABILITIES. Nothing else crosses (no API keys, no ARC_*).
 std::vector<std::string> sandbox_environment(const std::string& tmpdir = "/tmp");
 
-// Directories a program needs to start: that of `program` (as named and as resolved) and every
-// LD_LIBRARY_PATH entry.
+// Directories a program needs to start: that of `program` (as named and as resolved), the lib/
+// folder beside it (a bundle's RUNPATH) and every LD_LIBRARY_PATH entry.
 std::vector<std::filesystem::path> program_paths(const std::filesystem::path& program);
 
 }  // namespace arc::eval

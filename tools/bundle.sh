@@ -20,6 +20,8 @@ for b in "${bins[@]}"; do
   strip --strip-unneeded "$out/bin/$(basename "$b")"
   patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/$(basename "$b")"
 done
+# The sandbox (eval/sandbox.h) finds bwrap next to the binaries where the machine has none.
+if bwrap=$(command -v bwrap); then cp "$bwrap" "$out/bin/"; fi
 skip='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux-x86-64|linux-vdso|libcuda|libnvrtc|libnvrtc-builtins|libcublas|libcublasLt|libcupti|libnvidia-ml)\.so'
 for b in "$out"/bin/*; do
   ldd "$b" | awk '/=> \//{print $1" "$3}' | while read -r name path; do

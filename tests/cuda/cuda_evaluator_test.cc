@@ -66,6 +66,8 @@ class CudaEvaluatorTest : public ::testing::Test {
     o.worker_path = ev != nullptr && *ev != '\0' ? fs::path(ev)
                                                  : fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
     o.include_root = source_dir();
+    // As arcd runs it: the worker in the sandbox (with the GPU's device nodes) where possible.
+    o.sandbox = Sandbox::detect(SandboxMode::kAuto);
     return o;
   }
   static Problem faults() {
