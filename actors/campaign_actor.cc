@@ -1,6 +1,7 @@
 // The campaign actor: starts the log, has the baseline evaluated, runs rounds (lockstep) or
 // lets agents run (async), and stops the campaign on budget, plateau or exhaustion.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "actors/campaign_core.h"
@@ -19,6 +20,8 @@ struct campaign_state {
   caf::actor journal, guard, plateau;
   std::vector<caf::actor> agents;
   caf::response_promise done;
+  // Why the journal actor stopped (a failed write to the log): the campaign cannot go on.
+  std::optional<caf::error> journal_down;
   bool finishing = false;
   bool stopping = false;
   static inline const char* name = "arc.campaign";
@@ -289,6 +292,14 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
     st.plateau = plateau;
     st.agents = std::move(agents);
     self->send(journal, subscribe_atom_v, caf::actor{self});
+    self->monitor(journal);
+    self->set_down_handler([self](caf::down_msg& m) {
+      if (m.source != self->state.journal.address()) return;
+      caf::error why = m.reason ? std::move(m.reason)
+                                : caf::make_error(caf::sec::runtime_error, "the journal stopped");
+      self->state.journal_down = why;
+      self->state.done.deliver(std::move(why));
+    });
     return {
         [self, ctx](const published_events& p) {
           auto& st = self->state;
@@ -304,6 +315,10 @@ caf::actor spawn_campaign(caf::actor_system& sys, CampaignContext* ctx, caf::act
         },
         [self, ctx](start_atom) {
           self->state.done = self->make_response_promise<std::string>();
+          if (self->state.journal_down) {
+            self->state.done.deliver(*self->state.journal_down);
+            return self->state.done;
+          }
           if (ctx->resuming) {
             // Fold the whole log first.
             self->state.follower.when(ctx->journal->last_seq(), [self, ctx] { resume(self, ctx); });

@@ -9,9 +9,11 @@
 
 #include "actors/agent_backend_registry.h"
 #include "actors/messages.h"
+#include "actors/run_directory.h"
 #include "actors/shells.h"
 #include "base/sha256.h"
 #include "storage/journal.h"
+#include "storage/run_lock.h"
 
 namespace arc::actors {
 
@@ -60,6 +62,25 @@ Result<PreparedCampaign> prepare_campaign(CampaignConfig config, const RunOption
   return PreparedCampaign{std::move(config), std::move(problem.value()), std::move(skills.value())};
 }
 
+namespace {
+
+// A fresh run may start in a new or empty folder, or over what a run killed before
+// CampaignStarted left there; nowhere else.
+Status check_fresh_run_dir(const RunDirInspection& inspection, const std::filesystem::path& dir) {
+  if (inspection.state == RunDirState::kStarted) {
+    return Status::invalid_argument("--run-dir " + dir.string() +
+                                    ": holds a campaign's log (use `arcd resume` to continue it)");
+  }
+  if (inspection.state == RunDirState::kForeign) {
+    return Status::invalid_argument("--run-dir " + dir.string() +
+                                    ": expected a new or empty folder (it holds files that are "
+                                    "not a run's log)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& options) {
   namespace fs = std::filesystem;
   if (!options.make_evaluator) return Status::invalid_argument("no evaluator configured");
@@ -73,10 +94,18 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
       return Status::invalid_argument(options.run_dir.string() +
                                       ": expected a run directory with a log/ folder to resume");
     }
-  } else if (fs::exists(options.run_dir, ec) && !fs::is_empty(options.run_dir, ec)) {
-    return Status::invalid_argument("--run-dir " + options.run_dir.string() +
-                                    ": expected a new or empty folder (use `arcd resume` to "
-                                    "continue a run)");
+  }
+  // One arcd per run directory: a second one hears whose it is before anything else.
+  std::shared_ptr<storage::RunLock> run_lock = options.run_lock;
+  if (!options.in_memory_log && !run_lock && fs::is_directory(options.run_dir, ec)) {
+    auto lock = storage::RunLock::acquire(options.run_dir);
+    if (!lock) return lock.status();
+    run_lock = std::move(lock.value());
+  }
+  if (!options.resume) {
+    auto inspection = inspect_run_dir(options.run_dir);
+    if (!inspection) return inspection.status();
+    if (auto s = check_fresh_run_dir(inspection.value(), options.run_dir); !s) return s;
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
@@ -109,6 +138,25 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     if (ec) {
       return Status::io_error("cannot create " + options.run_dir.string() + ": " + ec.message());
     }
+    if (!run_lock) {
+      auto lock = storage::RunLock::acquire(options.run_dir);
+      if (!lock) return lock.status();
+      run_lock = std::move(lock.value());
+    }
+    if (!options.resume) {
+      // Again under the lock: another arcd may have used the folder since the check above.
+      auto inspection = inspect_run_dir(options.run_dir);
+      if (!inspection) return inspection.status();
+      if (auto s = check_fresh_run_dir(inspection.value(), options.run_dir); !s) return s;
+      if (inspection->state == RunDirState::kUnstarted) {
+        if (auto s = discard_unstarted_log(options.run_dir); !s) return s;
+        if (options.notice) {
+          options.notice(options.run_dir.string() +
+                         ": a run killed before its campaign started left a log without events; "
+                         "removed it, starting afresh");
+        }
+      }
+    }
   }
   storage::JournalOptions jo;
   jo.in_memory = options.in_memory_log;
@@ -135,6 +183,12 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                                   std::to_string(prepared.config.seed) + "|" + std::to_string(now))
                       .substr(0, 16);
     if (auto s = journal.value()->set_campaign(campaign_id); !s) return s;
+    // Before the first event: lets `arcd resume` start this campaign again should the run be
+    // killed before CampaignStarted is logged (actors/run_directory.h).
+    if (auto s = journal.value()->put_meta(kStartRequestKey, start_request_text(prepared.config));
+        !s) {
+      return s;
+    }
   }
 
   CampaignContext ctx;
@@ -195,9 +249,18 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
       for (const auto& a : all) self->wait_for(a);
     }
   }
+  // A failed write to the log stopped the campaign: report the write, whatever the actors saw.
+  if (auto f = ctx.journal->write_failure(); !f) {
+    return Status::io_error("the campaign stopped: " + f.message() +
+                            "; the events acknowledged before it are in the log, and `arcd "
+                            "resume " +
+                            options.run_dir.string() +
+                            "` continues from them once the disk takes writes again");
+  }
   if (auto s = ctx.journal->sync(); !s) return s;
   if (!failure) return failure;
-  return RunResult{campaign_id, stop_reason, options.run_dir, log_dir_of(options.run_dir)};
+  return RunResult{campaign_id, stop_reason, options.run_dir, log_dir_of(options.run_dir),
+                   std::move(run_lock)};
 }
 
 }  // namespace arc::actors

@@ -15,10 +15,17 @@
 #include "problem/problem.h"
 #include "skills/skill.h"
 
+namespace arc::storage {
+class RunLock;
+}  // namespace arc::storage
+
 namespace arc::actors {
 
 struct RunOptions {
-  std::filesystem::path run_dir;   // must not exist, or be empty (unless resuming)
+  // Must not exist, be empty, or hold only what a run killed before CampaignStarted left
+  // (actors/run_directory.h: then its log is removed and the run starts afresh), unless
+  // resuming.
+  std::filesystem::path run_dir;
   bool resume = false;             // continue the campaign logged in run_dir
   std::optional<uint64_t> seed;    // overrides [campaign].seed
   std::optional<uint32_t> budget;  // overrides [campaign].budget
@@ -38,6 +45,12 @@ struct RunOptions {
   std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&)> make_evaluator;
   // Called for every durable event, in seq order, from an actor thread.
   std::function<void(const events::Event&)> observer;
+  // The run directory's lock (storage/run_lock.h) when the caller holds it already; otherwise
+  // run_campaign takes it. None for an in-memory log.
+  std::shared_ptr<storage::RunLock> run_lock;
+  // Told, in one sentence, what run_campaign did to the run directory before starting (the
+  // removal of a log that a run killed before CampaignStarted left); may be empty.
+  std::function<void(const std::string&)> notice;
 };
 
 struct RunResult {
@@ -45,6 +58,8 @@ struct RunResult {
   std::string stop_reason;
   std::filesystem::path run_dir;
   std::filesystem::path log_dir;
+  // The run directory's lock, still held so that the caller writes the run's outputs under it.
+  std::shared_ptr<storage::RunLock> run_lock;
 };
 
 // Everything validated before a run starts: the config with overrides, the problem, skills.

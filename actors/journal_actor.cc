@@ -34,8 +34,7 @@ void add_arc_message_types(caf::actor_system_config& cfg) {
 }
 
 caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
-  auto impl = [](caf::stateful_actor<journal_state>* self,
-                 CampaignContext* ctx) -> caf::behavior {
+  auto impl = [](caf::stateful_actor<journal_state>* self, CampaignContext* ctx) -> caf::behavior {
     // A journal that already holds events (a resumed campaign) starts from them.
     Status s = ctx->journal->read(1, 0, [self](uint64_t, const events::Event& e) {
       self->state.core.apply(e);
@@ -54,9 +53,13 @@ caf::actor spawn_journal(caf::actor_system& sys, CampaignContext* ctx) {
           auto frames = std::make_shared<std::vector<std::string>>();
           auto last = ctx->journal->append_all(list.events, frames.get());
           if (!last) {
-            // The log is the truth: nothing unlogged may go on. Tell the requester why.
-            return caf::make_error(caf::sec::runtime_error,
-                                   "journal append failed: " + last.status().to_string());
+            // The log is the truth: nothing unlogged may go on. Tell the requester why; after
+            // a failed write to the disk the journal takes no more (Journal::write_failure),
+            // so the journal actor stops too and the campaign, which monitors it, stops.
+            auto err = caf::make_error(caf::sec::runtime_error,
+                                       "journal append failed: " + last.status().to_string());
+            if (!ctx->journal->write_failure()) self->quit(err);
+            return err;
           }
           seq_list out;
           for (const auto& e : list.events) {

@@ -388,59 +388,6 @@ std::string report_markdown(const CampaignSummary& s) {
   return os.str();
 }
 
-Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSummary& s) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(run_dir / "best", ec);
-  if (ec) return Status::io_error("cannot create " + (run_dir / "best").string());
-  {
-    std::ofstream out(run_dir / "report.md");
-    out << report_markdown(s);
-    if (!out) return Status::io_error("cannot write " + (run_dir / "report.md").string());
-  }
-  {
-    std::ofstream out(run_dir / "summary.json");
-    out << events::dump_json(to_json(s), 2) << "\n";
-    if (!out) return Status::io_error("cannot write " + (run_dir / "summary.json").string());
-  }
-  if (s.best_canonical.empty()) return Status::ok();
-  {
-    std::ofstream out(run_dir / "best" / "candidate.json");
-    out << nlohmann::json::parse(s.best_canonical).dump(2) << "\n";
-  }
-  auto cand = problem::Candidate::from_canonical(s.best_canonical);
-  auto problem = problem::load_problem(s.problem_dir);
-  if (!cand || !problem) return Status::ok();
-  auto write_variant = [&](const std::string& label, const problem::Variant& v) -> Status {
-    std::ostringstream src;
-    src << "// KernelArc best implementation of " << s.problem << ", campaign " << s.campaign_id
-        << "\n// variant " << v.key() << " (" << label << ")\n";
-    // What the evaluator compiled: the knobs and params as #defines, then the source with the
-    // problem's shared sources written into it.
-    std::string text;
-    if (!v.source.empty()) {
-      text = v.source;
-    } else if (const problem::Family* f = problem->family(v.family); f != nullptr) {
-      std::ifstream in(f->source);
-      std::ostringstream body;
-      body << in.rdbuf();
-      text = body.str();
-    }
-    for (const auto& [k, val] : problem->defines_for(v)) {
-      src << "#define " << k << " " << val << "\n";
-    }
-    src << problem::inline_shared_sources(text, problem->headers);
-    std::ofstream out(run_dir / "best" / (label + ".cpp"));
-    out << src.str();
-    return out ? Status::ok() : Status::io_error("cannot write best/" + label + ".cpp");
-  };
-  if (auto st = write_variant("base", cand->base); !st) return st;
-  for (const auto& [w, v] : cand->gates) {
-    if (auto st = write_variant("workload-" + w, v); !st) return st;
-  }
-  return Status::ok();
-}
-
 Result<std::vector<events::Event>> read_run(const std::filesystem::path& run_dir) {
   auto journal = open_run_log(run_dir);
   if (!journal) return journal.status();

@@ -82,9 +82,14 @@ nlohmann::json to_json(const CampaignSummary& s);
 std::string to_table(const CampaignSummary& s);
 std::string report_markdown(const CampaignSummary& s);
 
-// Writes RUN_DIR/report.md, RUN_DIR/summary.json and RUN_DIR/best/ (candidate.json plus, per
-// variant, the family source with its knobs as #defines).
-Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSummary& s);
+// Writes RUN_DIR/best/ (candidate.json plus, per variant, the family source with its knobs as
+// #defines), RUN_DIR/report.md and RUN_DIR/summary.json, each whole or not at all (written
+// aside, then renamed into place), so a kill never leaves half an output. With only_missing,
+// outputs already present are kept and only the others are written (`arcd resume` of a run
+// killed after CampaignStopped); `written` receives the names of those written ("best/",
+// "report.md", "summary.json"). Errors name the path and the OS error (replay/run_outputs.cc).
+Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSummary& s,
+                         bool only_missing = false, std::vector<std::string>* written = nullptr);
 
 // Reads a run directory's whole log (verified).
 Result<std::vector<events::Event>> read_run(const std::filesystem::path& run_dir);

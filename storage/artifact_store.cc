@@ -36,10 +36,13 @@ Result<std::string> Journal::put_artifact(std::string_view blob) {
   if (!s.IsNotFound()) {
     return Status::io_error("artifact " + hash + ": lookup failed: " + s.ToString());
   }
+  if (auto f = write_failure(); !f) return f;
   rocksdb::WriteOptions wo;
   wo.sync = options_.durability == Durability::kSync;
   s = db_->Put(wo, artifacts_cf_, hash, rocksdb::Slice(blob.data(), blob.size()));
-  if (!s.ok()) return Status::io_error("artifact " + hash + ": write failed: " + s.ToString());
+  if (!s.ok()) {
+    return fail_writes(Status::io_error("artifact " + hash + ": write failed: " + s.ToString()));
+  }
   return hash;
 }
 
@@ -80,10 +83,13 @@ Status Journal::put_meta(const std::string& key, const std::string& value) {
     memory_put(MemoryTable::kMeta, key, value);
     return Status::ok();
   }
+  if (auto f = write_failure(); !f) return f;
   rocksdb::WriteOptions wo;
   wo.sync = options_.durability == Durability::kSync;
   rocksdb::Status s = db_->Put(wo, meta_cf_, key, value);
-  if (!s.ok()) return Status::io_error("meta \"" + key + "\": write failed: " + s.ToString());
+  if (!s.ok()) {
+    return fail_writes(Status::io_error("meta \"" + key + "\": write failed: " + s.ToString()));
+  }
   return Status::ok();
 }
 

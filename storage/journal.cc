@@ -27,6 +27,7 @@
 
 #include "base/sha256.h"
 #include "storage/acked_mark.h"
+#include "storage/rocksdb_hooks.h"
 
 namespace arc::storage {
 namespace {
@@ -124,6 +125,9 @@ struct Journal::State {
   std::map<std::string, std::string> memory_meta;
   // On disk and writable: the last acknowledged seq, beside the log (storage/acked_mark.h).
   AckedMark mark;
+  // The first failed write (Journal::write_failure()); read from any thread.
+  mutable std::mutex failure_mu;
+  Status failure;
 
   std::string where() const { return "journal " + path; }
 };
@@ -184,6 +188,12 @@ Status Journal::open_db(const std::string& path) {
   // fails the open. Damage to the last records is caught by the acknowledged-seq mark.
   dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   dbo.max_background_jobs = 2;
+  // A storage error stops the journal at the first failed write; RocksDB must neither retry
+  // nor write its own info log with the writer that failed (storage/rocksdb_hooks.h).
+  dbo.info_log = make_info_log(options_.read_only ? std::string()
+                                                  : (std::filesystem::path(path) / "LOG").string());
+  dbo.listeners.push_back(make_no_auto_recovery_listener());
+  dbo.max_bgerror_resume_count = 0;
   if (options_.follow) dbo.max_open_files = -1;  // required by secondary instances
 
   std::error_code ec;
@@ -298,8 +308,9 @@ Status Journal::recover_last_seq() {
 
 Journal::~Journal() {
   if (db_ != nullptr) {
-    // A destructor cannot report; callers that need the verdict call sync() before.
-    if (!options_.read_only && db_->FlushWAL(true).ok()) {
+    // A destructor cannot report; callers that need the verdict call sync() before. After a
+    // failed write nothing more is written (write_failure()).
+    if (!options_.read_only && write_failure().is_ok() && db_->FlushWAL(true).ok()) {
       (void)state_->mark.store(last_seq_.load());  // made durable as the mark closes
     }
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
@@ -312,6 +323,17 @@ Journal::~Journal() {
     std::error_code ec;
     std::filesystem::remove_all(state_->secondary_dir, ec);
   }
+}
+
+Status Journal::write_failure() const {
+  std::lock_guard<std::mutex> lk(state_->failure_mu);
+  return state_->failure;
+}
+
+Status Journal::fail_writes(Status s) {
+  std::lock_guard<std::mutex> lk(state_->failure_mu);
+  if (state_->failure.is_ok()) state_->failure = std::move(s);
+  return state_->failure;
 }
 
 Status Journal::set_campaign(const std::string& campaign_id) {
@@ -331,10 +353,11 @@ Status Journal::set_campaign(const std::string& campaign_id) {
     std::lock_guard<std::mutex> mk(state_->memory_mu);
     state_->memory_meta[kCampaignMetaKey] = campaign_id;
   } else {
+    if (auto f = write_failure(); !f) return f;
     rocksdb::WriteOptions wo;
     wo.sync = true;  // the campaign id is what makes the events findable again
     rocksdb::Status s = db_->Put(wo, meta_cf_, kCampaignMetaKey, campaign_id);
-    if (!s.ok()) return from_rocks(s, state_->where() + ": writing meta \"campaign\"");
+    if (!s.ok()) return fail_writes(from_rocks(s, state_->where() + ": writing meta \"campaign\""));
   }
   campaign_ = campaign_id;
   campaign_key_ = campaign_key_of(campaign_id);
@@ -349,6 +372,7 @@ Status Journal::append_locked(events::Event* events, size_t n, std::vector<std::
   if (campaign_.empty()) {
     return Status::invalid_argument(st.where() + ": set_campaign() must come before append");
   }
+  if (auto f = write_failure(); !f) return f;
   if (frames != nullptr) frames->clear();
   if (n == 0) return Status::ok();
   st.batch.Clear();
@@ -389,8 +413,8 @@ Status Journal::append_locked(events::Event* events, size_t n, std::vector<std::
     std::lock_guard<std::mutex> mk(st.memory_mu);
     for (auto& f : memory_batch) st.memory_frames.push_back(std::move(f));
   } else if (rocksdb::Status s = db_->Write(st.write_options, &st.batch); !s.ok()) {
-    return from_rocks(s, st.where() + ": append of seq " + std::to_string(first) +
-                             (n > 1 ? ".." + std::to_string(first + n - 1) : ""));
+    return fail_writes(from_rocks(s, st.where() + ": append of seq " + std::to_string(first) +
+                                         (n > 1 ? ".." + std::to_string(first + n - 1) : "")));
   }
   {
     std::lock_guard<std::mutex> lk(st.wait_mu);
@@ -399,7 +423,11 @@ Status Journal::append_locked(events::Event* events, size_t n, std::vector<std::
   st.wait_cv.notify_all();
   // kSync: the mark follows every append (a write beside an fsync). kBatch: at sync() and
   // close only, so the append path stays one WAL write; the mark then lags, which is safe.
-  return st.write_options.sync ? st.mark.store(first + n - 1) : Status::ok();
+  // The events are in the log then, but a failed mark fails the append: it is not
+  // acknowledged, and nothing after it is written.
+  if (!st.write_options.sync) return Status::ok();
+  if (auto s = st.mark.store(first + n - 1); !s) return fail_writes(s);
+  return Status::ok();
 }
 
 bool Journal::memory_find(MemoryTable table, const std::string& key, std::string* value) const {
@@ -443,10 +471,14 @@ Result<uint64_t> Journal::append_all(std::vector<events::Event>& batch,
 
 Status Journal::sync() {
   if (options_.read_only || options_.in_memory) return Status::ok();
-  if (auto s = from_rocks(db_->FlushWAL(true), state_->where() + ": sync"); !s) return s;
   std::lock_guard<std::mutex> lk(state_->append_mu);
-  if (auto s = state_->mark.store(last_seq_.load()); !s) return s;
-  return state_->mark.sync();
+  if (auto f = write_failure(); !f) return f;
+  if (auto s = from_rocks(db_->FlushWAL(true), state_->where() + ": sync"); !s) {
+    return fail_writes(s);
+  }
+  if (auto s = state_->mark.store(last_seq_.load()); !s) return fail_writes(s);
+  if (auto s = state_->mark.sync(); !s) return fail_writes(s);
+  return Status::ok();
 }
 
 Status Journal::scan(uint64_t from, uint64_t to,

@@ -60,6 +60,13 @@ class Journal {
  public:
   static Result<std::unique_ptr<Journal>> open(const std::string& path,
                                                const JournalOptions& options);
+  // Whether the log at `path` holds no event and never acknowledged one, so that removing it
+  // loses nothing: no such folder; a database whose creation was cut short (no CURRENT file,
+  // or no "events" column family yet); or a whole one without events and with no
+  // acknowledged-seq mark above 0. Damage that could hide events is returned as an error,
+  // never taken for emptiness. Opens nothing for writing (storage/empty_log.cc).
+  static Result<bool> holds_no_events(const std::string& path);
+
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -78,6 +85,13 @@ class Journal {
                               std::vector<std::string>* frames = nullptr);
   // Forces everything appended so far to stable storage.
   Status sync();
+
+  // The first write to the disk that failed (an append, sync, artifact, meta or the
+  // acknowledged-seq mark), naming the path and the OS error; ok while none has. From then on
+  // every write returns it without touching the disk: nothing after a failed write is
+  // acknowledged, and RocksDB's writers are not used again after an I/O error (they abort the
+  // process when they are). What was acknowledged before stays readable: open the log again.
+  Status write_failure() const;
 
   uint64_t last_seq() const { return last_seq_; }
 
@@ -119,6 +133,8 @@ class Journal {
   Status restore_campaign();
   Status recover_last_seq();
   Status append_locked(events::Event* events, size_t n, std::vector<std::string>* frames);
+  // Records `s` as the write failure when it is the first; returns the recorded failure.
+  Status fail_writes(Status s);
   // in_memory: artifacts and meta, kept in State.
   enum class MemoryTable { kArtifacts, kMeta };
   bool memory_find(MemoryTable table, const std::string& key, std::string* value) const;

@@ -12,6 +12,7 @@
 
 #include "actors/campaign_runner.h"
 #include "actors/check.h"
+#include "actors/run_directory.h"
 #include "actors/sandbox_policy.h"
 #include "actors/sweep.h"
 #include "base/arc_home.h"
@@ -23,6 +24,7 @@
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
+#include "storage/run_lock.h"
 
 namespace {
 
@@ -61,6 +63,20 @@ std::filesystem::path default_run_dir(const std::string& name) {
   return std::filesystem::path("runs") / (name + "-" + stamp + "-" + std::to_string(getpid()));
 }
 
+// Prints a stopped campaign's summary; the exit code it stopped with.
+int print_summary(const arc::replay::CampaignSummary& summary, const std::filesystem::path& run_dir,
+                  bool json) {
+  if (json) {
+    auto j = arc::replay::to_json(summary);
+    j["run_dir"] = run_dir.string();
+    std::cout << arc::events::dump_json(j, 2) << std::endl;
+  } else {
+    std::cout << "\n"
+              << arc::replay::to_table(summary) << "run directory: " << run_dir.string() << "\n";
+  }
+  return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
+}
+
 // Runs (or resumes) a prepared campaign, writes its outputs and prints its summary.
 int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::RunOptions& options,
                    arc::replay::ProgressPrinter& progress, bool json) {
@@ -71,16 +87,26 @@ int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::Ru
   if (!log) return fail(log.status());
   auto summary = arc::replay::summarize(log.value());
   if (auto s = arc::replay::write_run_outputs(result->run_dir, summary); !s) return fail(s);
-  if (json) {
-    auto j = arc::replay::to_json(summary);
-    j["run_dir"] = result->run_dir.string();
-    std::cout << arc::events::dump_json(j, 2) << std::endl;
-  } else {
-    std::cout << "\n"
-              << arc::replay::to_table(summary) << "run directory: " << result->run_dir.string()
-              << "\n";
+  return print_summary(summary, result->run_dir, json);
+}
+
+// A campaign that stopped (CampaignStopped is logged) but whose run was killed before its
+// outputs were all written: writes the missing ones from the log, which it leaves as it is.
+int complete_stopped(const std::string& run_dir, const std::vector<arc::events::Event>& log,
+                     bool json) {
+  auto summary = arc::replay::summarize(log);
+  std::vector<std::string> written;
+  if (auto s = arc::replay::write_run_outputs(run_dir, summary, /*only_missing=*/true, &written);
+      !s) {
+    return fail(s);
   }
-  return summary.stop_reason.rfind("baseline failed", 0) == 0 ? 1 : 0;
+  std::string what;
+  for (const auto& w : written) what += (what.empty() ? "" : ", ") + w;
+  std::fprintf(stderr, "arcd: %s: the campaign already stopped (%s); %s\n", run_dir.c_str(),
+               summary.stop_reason.c_str(),
+               written.empty() ? "its outputs are all in place, nothing to write"
+                               : ("wrote its missing outputs: " + what).c_str());
+  return print_summary(summary, run_dir, json);
 }
 
 // The sandbox policy (actors/sandbox_policy.h), and a warning when candidates run unconfined.
@@ -94,6 +120,9 @@ arc::Status sandbox_policy(const arc::actors::CampaignConfig& config,
   return arc::Status::ok();
 }
 
+int start_run(arc::actors::CampaignConfig config, arc::actors::RunOptions options, bool json,
+              const arc::eval::EvaluatorChoice& choice, bool quiet);
+
 int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
             std::optional<uint64_t> seed, std::optional<uint32_t> budget, const std::string& mode,
             bool json, const arc::eval::EvaluatorChoice& choice, bool quiet) {
@@ -106,7 +135,16 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
   if (mode == "lockstep") options.mode = arc::actors::Mode::kLockstep;
   options.run_dir =
       run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
-  auto prepared = arc::actors::prepare_campaign(std::move(config.value()), options);
+  return start_run(std::move(config.value()), std::move(options), json, choice, quiet);
+}
+
+// Starts a campaign from its beginning in options.run_dir.
+int start_run(arc::actors::CampaignConfig config, arc::actors::RunOptions options, bool json,
+              const arc::eval::EvaluatorChoice& choice, bool quiet) {
+  options.notice = [](const std::string& what) {
+    std::fprintf(stderr, "arcd: %s\n", what.c_str());
+  };
+  auto prepared = arc::actors::prepare_campaign(std::move(config), options);
   if (!prepared) return fail(prepared.status());
   if (auto s = sandbox_policy(prepared->config, choice.sandbox); !s) return fail(s);
   if (auto s = arc::actors::require_device(prepared->problem, choice); !s) {
@@ -130,12 +168,45 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
 
 int cmd_resume(const std::string& run_dir, bool json, const arc::eval::EvaluatorChoice& choice,
                bool quiet) {
+  // One arcd per run, from before its log is read (storage/run_lock.h).
+  std::shared_ptr<arc::storage::RunLock> lock;
+  if (std::filesystem::is_directory(run_dir)) {
+    auto l = arc::storage::RunLock::acquire(run_dir);
+    if (!l) return fail(l.status());
+    lock = std::move(l.value());
+  }
+  auto inspection = arc::actors::inspect_run_dir(run_dir);
+  if (!inspection) return fail(inspection.status());
+  if (inspection->state == arc::actors::RunDirState::kUnstarted) {
+    // Killed before CampaignStarted was logged: start the campaign it was starting.
+    if (inspection->start_request.empty()) {
+      return fail(arc::Status::invalid_argument(
+          run_dir +
+          ": killed before its campaign was recorded (its log holds no event): "
+          "nothing to resume; start it with `arcd run CAMPAIGN.toml --run-dir " +
+          run_dir + "`"));
+    }
+    arc::actors::RunOptions options;
+    options.run_dir = run_dir;
+    options.run_lock = lock;
+    auto config =
+        arc::actors::campaign_of_start_request(inspection->start_request, run_dir, options);
+    if (!config) return fail(config.status());
+    std::fprintf(stderr,
+                 "arcd: %s: killed before CampaignStarted was logged; starting campaign %s "
+                 "from the beginning\n",
+                 run_dir.c_str(), config->file.c_str());
+    return start_run(std::move(config.value()), std::move(options), json, choice, quiet);
+  }
   auto log = arc::replay::read_run(run_dir);
   if (!log) return fail(log.status());
   if (log->empty() || log->front().payload.type != arc::fb::Payload::CampaignStarted) {
     return fail(arc::Status::invalid_argument(run_dir +
                                               ": the log does not begin with "
                                               "CampaignStarted; start it again with `arcd run`"));
+  }
+  if (log->back().payload.type == arc::fb::Payload::CampaignStopped) {
+    return complete_stopped(run_dir, log.value(), json);
   }
   auto rec = arc::replay::reconstruct(*log->front().payload.AsCampaignStarted());
   if (!rec) return fail(rec.status());
@@ -146,6 +217,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   arc::actors::RunOptions options;
   options.run_dir = run_dir;
   options.resume = true;
+  options.run_lock = lock;
   options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
