@@ -50,6 +50,11 @@ fs::path absolute_of(const fs::path& p) {
   return ec ? p : a.lexically_normal();
 }
 
+bool inside_usr(const fs::path& p) {
+  auto it = p.begin();
+  return it != p.end() && *it == "/" && ++it != p.end() && *it == "usr";
+}
+
 }  // namespace
 
 bool parse_sandbox_mode(const std::string& text, SandboxMode* mode) {
@@ -150,14 +155,18 @@ std::vector<std::string> Sandbox::wrap(const SandboxProfile& profile,
     add({"--dev", "/dev"});
   }
   add({"--dir", "/tmp"});
-  for (const fs::path& p : profile.read_only) {
-    const std::string abs = absolute_of(p).string();
-    add({"--ro-bind-try", abs, abs});
-  }
-  for (const fs::path& p : profile.writable) {
-    const std::string abs = absolute_of(p).string();
-    add({"--bind", abs, abs});
-  }
+  // A path is bound where it is named and where it resolves (a symlink in its name must lead
+  // somewhere inside), except inside /usr, which is bound already and read-only (no mount
+  // point can be made there).
+  auto bind = [&add](const char* how, const fs::path& p) {
+    const fs::path abs = absolute_of(p);
+    std::error_code ec;
+    const fs::path real = fs::canonical(abs, ec);
+    if (!inside_usr(abs)) add({how, abs.string(), abs.string()});
+    if (!ec && real != abs && !inside_usr(real)) add({how, real.string(), real.string()});
+  };
+  for (const fs::path& p : profile.read_only) bind("--ro-bind-try", p);
+  for (const fs::path& p : profile.writable) bind("--bind", p);
   add({"--remount-ro", "/"});
   for (const std::string& kv : profile.env) {
     size_t eq = kv.find('=');
