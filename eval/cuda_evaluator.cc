@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "base/arc_home.h"
 #include "base/sha256.h"
 #include "cuda/driver.h"
 #include "cuda/nvrtc.h"
@@ -105,13 +106,26 @@ struct CudaEvaluator::Impl {
     compiler = std::make_unique<cuda::Compiler>(co);
     device = "cuda: " + (info ? info->describe() : no_device) + ", " + compiler->toolchain();
     fs::path worker = options.worker_path.empty() ? default_worker_path() : options.worker_path;
-    client = std::make_unique<WorkerClient>(WorkerClientOptions{
-        worker,
-        {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
-        options.worker_start_timeout_s,
-        "cuda_events",
-        options.sandbox,
-        SandboxProfile{{cache_root}, {cache_root / "cuda"}, true, sandbox_environment()}});
+    client = std::make_unique<WorkerClient>(
+        WorkerClientOptions{worker,
+                            {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
+                            options.worker_start_timeout_s,
+                            "cuda_events",
+                            options.sandbox,
+                            worker_profile()});
+  }
+
+  // What the sandboxed worker sees besides the system: the cache (its "cuda" folder writable,
+  // for the runtime kernels' cubins), the kernel ABI it compiles those with (through ARC_HOME)
+  // and the toolkit's headers and libraries wherever /usr/local/cuda leads.
+  SandboxProfile worker_profile() const {
+    const fs::path home = options.include_root.empty() ? arc_home() : options.include_root;
+    SandboxProfile p{{cache_root, home / "cuda" / "include", "/usr/local/cuda"},
+                     {cache_root / "cuda"},
+                     true,
+                     sandbox_environment()};
+    p.env.push_back("ARC_HOME=" + home.string());
+    return p;
   }
 
   // The family's defaults overridden by the variant's knobs.
