@@ -12,6 +12,7 @@
 #include "actors/run_directory.h"
 #include "actors/shells.h"
 #include "base/sha256.h"
+#include "eval/quarantine.h"
 #include "storage/journal.h"
 #include "storage/run_lock.h"
 
@@ -109,6 +110,11 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   }
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
+  // A candidate that took arcd (or its worker) down twice is decided as CRASH on resume.
+  if (!options.in_memory_log) {
+    evaluator = eval::with_quarantine(std::move(evaluator.value()), options.run_dir / "quarantine",
+                                      prepared.problem);
+  }
   std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::shared_ptr<AgentBackend>> shared_backends;
   std::map<std::string, std::string> family_sources;

@@ -1,0 +1,137 @@
+#include "eval/quarantine.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "eval/worker_client.h"
+
+namespace arc::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes `text` to `path` durably: a synced temporary file renamed over it, then the folder
+// synced. False when any step fails (the attempt then runs unguarded rather than not at all).
+bool write_synced(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) return false;
+  int dfd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+class QuarantineEvaluator final : public Evaluator {
+ public:
+  QuarantineEvaluator(std::unique_ptr<Evaluator> inner, fs::path dir, problem::Problem problem)
+      : inner_(std::move(inner)), dir_(std::move(dir)), problem_(std::move(problem)) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+  }
+
+  std::string name() const override { return inner_->name(); }
+  std::string device() const override { return inner_->device(); }
+  Result<fb::PeaksMeasuredT> peaks() override { return inner_->peaks(); }
+  fb::CompiledVariantT compile_reference() override { return inner_->compile_reference(); }
+
+  fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override {
+    if (quarantined(hash)) return compile_failure(c, hash, reason(hash));
+    Attempt a(this, hash);
+    return inner_->compile(c, hash);
+  }
+
+  fb::CandidateEvaluatedT evaluate(const EvalRequest& request,
+                                   const fb::CompileFinishedT& compiled) override {
+    const std::string& hash = request.candidate_hash;
+    if (quarantined(hash)) {
+      fb::CandidateEvaluatedT out;
+      out.candidate_hash = hash;
+      out.device = inner_->device();
+      out.input_seed = request.input_seed;
+      out.evaluator = inner_->name();
+      for (const auto& w : problem_.workloads) {
+        out.workloads.push_back(make_workload(w.name, fb::WorkloadStatus::CRASH, reason(hash)));
+      }
+      return out;
+    }
+    Attempt a(this, hash);
+    return inner_->evaluate(request, compiled);
+  }
+
+ private:
+  // The note of one attempt: the count of unfinished attempts goes up before it and back down
+  // (the note removed at 0) when it returns.
+  class Attempt {
+   public:
+    Attempt(QuarantineEvaluator* q, const std::string& hash)
+        : path_(q->note(hash)), before_(path_.empty() ? 0 : attempts(path_)) {
+      if (!path_.empty()) (void)write_synced(path_, std::to_string(before_ + 1));
+    }
+    ~Attempt() {
+      if (path_.empty()) return;
+      std::error_code ec;
+      if (before_ == 0) {
+        fs::remove(path_, ec);
+      } else {
+        (void)write_synced(path_, std::to_string(before_));
+      }
+    }
+    Attempt(const Attempt&) = delete;
+    Attempt& operator=(const Attempt&) = delete;
+
+   private:
+    fs::path path_;
+    int before_;
+  };
+
+  static int attempts(const fs::path& note) {
+    std::ifstream in(note);
+    int n = 0;
+    return in >> n ? n : 0;
+  }
+  // "" for a hash that is not a plain name (it could not name a file of its own).
+  fs::path note(const std::string& hash) const {
+    if (hash.empty() || hash.size() > 128) return {};
+    for (char ch : hash) {
+      if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
+        return {};
+      }
+    }
+    return dir_ / hash;
+  }
+  bool quarantined(const std::string& hash) const {
+    const fs::path n = note(hash);
+    return !n.empty() && attempts(n) >= kQuarantineAttempts;
+  }
+  std::string reason(const std::string& hash) const {
+    return "quarantined: " + std::to_string(attempts(note(hash))) +
+           " attempts to compile or evaluate this candidate never returned (it took the engine "
+           "or its worker down); it is not run again";
+  }
+
+  std::unique_ptr<Evaluator> inner_;
+  fs::path dir_;
+  problem::Problem problem_;
+};
+
+}  // namespace
+
+std::unique_ptr<Evaluator> with_quarantine(std::unique_ptr<Evaluator> inner,
+                                           const std::filesystem::path& dir,
+                                           const problem::Problem& problem) {
+  return std::make_unique<QuarantineEvaluator>(std::move(inner), dir, problem);
+}
+
+}  // namespace arc::eval
