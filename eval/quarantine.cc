@@ -36,10 +36,7 @@ bool write_synced(const fs::path& path, const std::string& text) {
 class QuarantineEvaluator final : public Evaluator {
  public:
   QuarantineEvaluator(std::unique_ptr<Evaluator> inner, fs::path dir, problem::Problem problem)
-      : inner_(std::move(inner)), dir_(std::move(dir)), problem_(std::move(problem)) {
-    std::error_code ec;
-    fs::create_directories(dir_, ec);
-  }
+      : inner_(std::move(inner)), dir_(std::move(dir)), problem_(std::move(problem)) {}
 
   std::string name() const override { return inner_->name(); }
   std::string device() const override { return inner_->device(); }
@@ -77,7 +74,10 @@ class QuarantineEvaluator final : public Evaluator {
    public:
     Attempt(QuarantineEvaluator* q, const std::string& hash)
         : path_(q->note(hash)), before_(path_.empty() ? 0 : attempts(path_)) {
-      if (!path_.empty()) (void)write_synced(path_, std::to_string(before_ + 1));
+      if (path_.empty()) return;
+      std::error_code ec;
+      fs::create_directories(path_.parent_path(), ec);  // at the first attempt, not before
+      (void)write_synced(path_, std::to_string(before_ + 1));
     }
     ~Attempt() {
       if (path_.empty()) return;
