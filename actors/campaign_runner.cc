@@ -12,6 +12,7 @@
 #include "actors/run_directory.h"
 #include "actors/shells.h"
 #include "base/sha256.h"
+#include "eval/evaluators.h"
 #include "eval/quarantine.h"
 #include "storage/journal.h"
 #include "storage/run_lock.h"
@@ -111,7 +112,9 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   auto evaluator = options.make_evaluator(prepared.problem);
   if (!evaluator) return evaluator.status();
   // A candidate that took arcd (or its worker) down twice is decided as CRASH on resume.
-  if (!options.in_memory_log) {
+  // (Answers from recorded measurements run nothing that could.)
+  const eval::EvaluatorBackend* backend = eval::find_evaluator_backend(evaluator.value()->name());
+  if (!options.in_memory_log && backend != nullptr && backend->measures) {
     evaluator = eval::with_quarantine(std::move(evaluator.value()), options.run_dir / "quarantine",
                                       prepared.problem);
   }
