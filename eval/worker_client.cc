@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <set>
@@ -62,6 +64,27 @@ int ended_by_signal(int status, const std::optional<json>& fatal, bool sandboxed
   if (fatal && fatal->contains("signal")) return fatal->value("signal", 0);
   const int code = WEXITSTATUS(status);
   return sandboxed && code > 128 && code < 128 + 65 ? code - 128 : 0;
+}
+
+// Whether `pid` or one of its descendants (through /proc/PID/task/*/children) is stopped.
+bool tree_stopped(pid_t pid, int depth) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close != std::string::npos && close + 2 < text.size() &&
+      (text[close + 2] == 'T' || text[close + 2] == 't')) {
+    return true;
+  }
+  if (depth >= 4) return false;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    pid_t child = 0;
+    while (children >> child) {
+      if (tree_stopped(child, depth + 1)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -138,6 +161,9 @@ class WorkerProcess {
     pid_ = -1;
     return status;
   }
+  // Whether it, or a process it started (the sandbox's worker under bubblewrap), is stopped
+  // (SIGSTOP from outside: state T or t in /proc/PID/stat).
+  bool stopped() const { return pid_ > 0 && tree_stopped(pid_, 0); }
   // After EOF: it is exiting; give it `seconds` to finish, then kill. Returns the wait status.
   int reap(double seconds) {
     wait_exit(pid_, deadline_after(seconds));
@@ -295,13 +321,14 @@ Result<json> WorkerClient::call(const json& request, const std::string& reply_op
   return reply;
 }
 
-void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
+bool WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
                                std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
                                const std::vector<std::string>& workloads, int current,
                                const std::string& phase, const std::optional<json>& fatal,
                                const Status& why, const EvalSettings& settings) {
   const bool timed_out = why.code() == Status::Code::kTimeout;
   const bool eof = why.code() == Status::Code::kUnavailable;
+  const bool stopped = timed_out && worker_->stopped();
   const uint64_t limit_mb = worker_->enforced_memory_limit_mb();
   const int status = eof ? worker_->reap(1.0) : worker_->kill();
   lose();
@@ -363,25 +390,61 @@ void WorkerClient::worker_lost(fb::CandidateEvaluatedT* out,
           options_.method));
     }
   }
+  const int sig = eof ? ended_by_signal(status, fatal, options_.sandbox.enabled()) : 0;
+  const bool from_outside =
+      (sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) &&
+      !(fatal && fatal->contains("signal"));
+  return stopped || from_outside;
 }
 
 void WorkerClient::evaluate(const json& request, const std::vector<std::string>& workloads,
                             const EvalSettings& settings, fb::CandidateEvaluatedT* out) {
+  std::string first_loss;
+  if (!evaluate_once(request, workloads, settings, out, &first_loss)) return;
+  // An infrastructure fault: once more on a fresh worker, before any verdict.
+  const uint64_t limit = worker_ ? worker_->memory_limit_mb() : settings.memory_limit_mb;
+  out->workloads.clear();
+  if (Status s = ensure(limit); !s) {
+    for (const std::string& w : workloads) {
+      out->workloads.push_back(make_workload(
+          w, fb::WorkloadStatus::CRASH,
+          "the worker was lost (" + first_loss + ") and could not be restarted: " + s.message(),
+          options_.method));
+    }
+    return;
+  }
+  std::string second_loss;
+  (void)evaluate_once(request, workloads, settings, out, &second_loss);
+  if (!out->workloads.empty()) {
+    auto kv = std::make_unique<fb::KeyValueT>();
+    kv->key = "retried";
+    kv->value = "on a fresh worker after an infrastructure fault: " + first_loss;
+    out->workloads.front()->details.push_back(std::move(kv));
+  }
+}
+
+bool WorkerClient::evaluate_once(const json& request, const std::vector<std::string>& workloads,
+                                 const EvalSettings& settings, fb::CandidateEvaluatedT* out,
+                                 std::string* why) {
   const auto deadline = deadline_after(settings.timeout_s);
   int current = -1;
   std::string phase;
   std::optional<json> fatal;
   std::vector<std::unique_ptr<fb::WorkloadEvaluationT>> done(workloads.size());
-  if (Status s = write_message(worker_->to_worker(), request, deadline); !s) {
-    worker_lost(out, done, workloads, current, phase, fatal, s, settings);
-    return;
-  }
+  auto lost = [&](const Status& s) {
+    const bool outside = worker_lost(out, done, workloads, current, phase, fatal, s, settings);
+    for (const auto& w : out->workloads) {
+      if (w->status != fb::WorkloadStatus::NOT_RUN && w->status != fb::WorkloadStatus::OK) {
+        *why = w->error;
+        break;
+      }
+    }
+    return outside;
+  };
+  if (Status s = write_message(worker_->to_worker(), request, deadline); !s) return lost(s);
   for (;;) {
     auto msg = read_message(worker_->from_worker(), deadline);
-    if (!msg) {
-      worker_lost(out, done, workloads, current, phase, fatal, msg.status(), settings);
-      return;
-    }
+    if (!msg) return lost(msg.status());
     try {
       const std::string op = msg->value("op", "");
       if (op == "progress") {
@@ -404,16 +467,14 @@ void WorkerClient::evaluate(const json& request, const std::vector<std::string>&
           lose();
           out->worker_restarts += 1;
         }
-        return;
+        return false;
       } else {
         throw json::other_error::create(501, "unexpected message " + msg->dump().substr(0, 200),
                                         &*msg);
       }
     } catch (const json::exception& e) {
       out->workloads.clear();
-      worker_lost(out, done, workloads, current, phase, fatal, Status::corruption(e.what()),
-                  settings);
-      return;
+      return lost(Status::corruption(e.what()));
     }
   }
 }

@@ -56,12 +56,20 @@ class WorkerClient {
                               double timeout_s);
 
   // An evaluate request: fills out->workloads (one per name, in order) and adds to
-  // out->worker_restarts.
+  // out->worker_restarts. A worker lost in a way the candidate cannot have caused (killed by
+  // SIGKILL, SIGTERM, SIGINT, SIGHUP or SIGQUIT without a fatal-signal report, or found stopped
+  // when the timeout fired: someone outside did it) is an infrastructure fault: the request runs
+  // once more on a fresh worker, and only that second answer counts (a "retried" detail names
+  // the first loss on its first workload).
   void evaluate(const nlohmann::json& request, const std::vector<std::string>& workloads,
                 const EvalSettings& settings, fb::CandidateEvaluatedT* out);
 
  private:
-  void worker_lost(fb::CandidateEvaluatedT* out,
+  // One attempt; true when the worker was lost to an infrastructure fault (above), with `why`.
+  bool evaluate_once(const nlohmann::json& request, const std::vector<std::string>& workloads,
+                     const EvalSettings& settings, fb::CandidateEvaluatedT* out, std::string* why);
+  // Fills `out` for a lost worker; true when the loss was an infrastructure fault.
+  bool worker_lost(fb::CandidateEvaluatedT* out,
                    std::vector<std::unique_ptr<fb::WorkloadEvaluationT>>& done,
                    const std::vector<std::string>& workloads, int current, const std::string& phase,
                    const std::optional<nlohmann::json>& fatal, const Status& why,
