@@ -6,11 +6,13 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "eval/host_evaluator.h"
 #include "problem/problem.h"
@@ -50,7 +52,21 @@ extern "C" int arc_kernel(const arc_host_args* a) {
   return c;
 }
 
-// The pids of running worker processes (argv[0] is the worker binary, "--worker" follows).
+// The parent of `pid` (0 when unknown).
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  char state = 0;
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// The pids of running worker processes started by this test process (argv[0] is the worker
+// binary, "--worker" follows; under the sandbox it is bubblewrap's grandchild).
 std::vector<pid_t> worker_pids() {
   std::vector<pid_t> out;
   std::error_code ec;
@@ -59,7 +75,14 @@ std::vector<pid_t> worker_pids() {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream in(e.path() / "cmdline");
     std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmd.rfind(kWorker.string() + '\0' + "--worker", 0) == 0) out.push_back(std::stoi(name));
+    if (cmd.rfind(kWorker.string() + '\0' + "--worker", 0) != 0) continue;
+    const pid_t pid = std::stoi(name);
+    for (pid_t up = pid; up > 1; up = parent_of(up)) {
+      if (up == ::getpid()) {
+        out.push_back(pid);
+        break;
+      }
+    }
   }
   return out;
 }
@@ -75,7 +98,6 @@ TEST_P(InfrastructureFault, IsRetriedOnAFreshWorkerAndBlamesNoOne) {
   o.worker_path = kWorker;
   o.include_root = ARC_SOURCE_DIR;
   o.sandbox = Sandbox::detect(SandboxMode::kAuto);
-  const std::vector<pid_t> others = worker_pids();  // of other tests running beside this one
   HostEvaluator e(*p, o);
   const problem::Candidate c = slow_softmax();
   auto compiled = e.compile(c, c.hash());
@@ -92,10 +114,7 @@ TEST_P(InfrastructureFault, IsRetriedOnAFreshWorkerAndBlamesNoOne) {
   req.settings.timeout_s = 10;
   ASSERT_TRUE(e.compile_reference().ok);
   ASSERT_TRUE(e.peaks().ok());  // the worker that will evaluate is running now
-  std::vector<pid_t> ours = worker_pids();
-  std::erase_if(ours, [&](pid_t pid) {
-    return std::find(others.begin(), others.end(), pid) != others.end();
-  });
+  const std::vector<pid_t> ours = worker_pids();
   ASSERT_EQ(ours.size(), 1u);
   std::atomic<bool> hit{false};
   std::thread outsider([&] {
