@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "eval/candidate_confinement.h"
 #include "eval/device.h"
 #include "eval/host_abi.h"
 #include "eval/protocol.h"
@@ -485,14 +486,12 @@ class HostWorkload : public BoundWorkload {
   // addresses.
   void release(size_t) override {}
 
+  // The reference is not computed here: while candidate code runs, no answer for the inputs it
+  // is given exists anywhere (reference() computes it after the run).
   Step prepare(size_t set, uint64_t seed) override {
     BufferSet& s = *sets_[set];
     s.fill(job_, seed);
     s.poison_reference();
-    if (int rc = ref_(&s.ref_args); rc != 0) {
-      return Failure{"WRONG_RESULT",
-                     "the reference (not the candidate) returned " + std::to_string(rc)};
-    }
     s.poison_outputs();
     return std::nullopt;
   }
@@ -510,8 +509,16 @@ class HostWorkload : public BoundWorkload {
     return std::nullopt;
   }
 
-  // Computed in prepare(), before candidate code ran, and sealed while it runs.
-  Step reference(size_t) override { return std::nullopt; }
+  // After the candidate ran on these inputs (and check_inputs found them intact); sealed while
+  // candidate code runs.
+  Step reference(size_t set) override {
+    BufferSet& s = *sets_[set];
+    if (int rc = ref_(&s.ref_args); rc != 0) {
+      return Failure{"WRONG_RESULT",
+                     "the reference (not the candidate) returned " + std::to_string(rc)};
+    }
+    return std::nullopt;
+  }
 
   Step compare(size_t set, Comparison* result) override {
     *result = eval::compare(job_, *sets_[set], Tolerance{req_.atol, req_.rtol, req_.matched_ratio});
@@ -525,8 +532,13 @@ class HostWorkload : public BoundWorkload {
   }
   Step end_warmup() override { return std::nullopt; }
 
-  Step timed(size_t set, uint32_t i, uint64_t) override {
+  // Every timed run gets inputs of its own (drawn outside the timed region), so a cache keyed
+  // on input contents, whole or sampled, never hits; its output is re-checked at the set's
+  // last use (Recheck::kLastUseOfSet).
+  Step timed(size_t set, uint32_t i, uint64_t fresh_seed) override {
     BufferSet& t = place(set);
+    t.fill(job_, fresh_seed);
+    t.poison_reference();
     t.poison_outputs();
     if (req_.flush_cache) st_->flush_cache();
     double ns = 0;
@@ -539,8 +551,16 @@ class HostWorkload : public BoundWorkload {
     timing->method = "steady_clock";
     return std::nullopt;
   }
-  Recheck recheck() const override { return Recheck::kEveryRepetition; }
-  Step recheck_inputs(size_t, uint64_t, uint32_t) override { return std::nullopt; }
+  Recheck recheck() const override { return Recheck::kLastUseOfSet; }
+  // The set still holds the last timed run's inputs as drawn (the reference's copy): any change
+  // is a write to an input during timing. reference() then computes the answer for them.
+  Step recheck_inputs(size_t set, uint64_t, uint32_t set_number) override {
+    if (std::string w = sets_[set]->inputs_changed(job_); !w.empty()) {
+      return Failure{"WRONG_RESULT",
+                     w + " during timing (buffer set " + std::to_string(set_number) + ")"};
+    }
+    return std::nullopt;
+  }
 
  private:
   // Every use of a timing set places its tensors at a new address.
@@ -588,6 +608,11 @@ class HostWorkload : public BoundWorkload {
 class HostDevice : public Device {
  public:
   explicit HostDevice(uint64_t memory_limit_mb) { st_.memory_limit_mb = memory_limit_mb; }
+
+  // Before any candidate object is loaded, the worker gives up for good what candidate code
+  // must not have (eval/candidate_confinement.h: new processes, exec, ptrace, sockets, signals
+  // to other processes). A worker that cannot is unavailable rather than unconfined.
+  Status start() override { return confine_candidate(); }
 
   void describe(json* ready) const override { (*ready)["memory_limit_mb"] = st_.memory_limit_mb; }
 

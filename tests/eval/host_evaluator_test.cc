@@ -462,10 +462,11 @@ TEST_F(RewardHack, ReturningAnEarlierOutput) {
 
 TEST_F(RewardHack, ReturningStaleOutputsOnceTimingStarts) {
   // Correct through 2 correctness rounds and 2 warm-ups, does nothing from then on: the
-  // output of every timed run is re-checked.
+  // output of each buffer set's last timed run (8 of 0..9 for set 0) is re-checked against the
+  // reference for that run's own inputs.
   auto r =
       run(kernel("static int calls = 0; if (calls++ >= 4) return 0;\n" + std::string(kCorrect)));
-  expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 0 (buffer set 0)");
+  expect_first(r, WorkloadStatus::STALE_OUTPUT, "timed run 8 (buffer set 0)");
 }
 
 TEST_F(RewardHack, LaunchingNothing) {
@@ -573,7 +574,7 @@ TEST_F(RewardHack, WritingToItsInputsOnlyWhenTimed) {
       run(kernel("static int calls = 0;\n"
                  "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
                  "if (++calls > 4) const_cast<float*>(x)[0] += 1.0f; return 0;"));
-  expect_first(r, WorkloadStatus::WRONG_RESULT, "in timed run 0");
+  expect_first(r, WorkloadStatus::WRONG_RESULT, "inputs are read-only during timing");
 }
 
 TEST_F(RewardHack, PrecisionBelowTolerance) {
@@ -651,6 +652,90 @@ TEST_F(RewardHack, KeepingAnOutputInAFileAcrossProcesses) {
                              kCorrect);
   expect_ok(run(c));
   EXPECT_FALSE(fs::exists(saved)) << "a sandboxed candidate wrote " << saved;
+}
+
+TEST_F(RewardHack, CachingOutputsByFullInputContents) {
+  // Hash every input element; the same contents seen before get the remembered output (here:
+  // return 77, so that a hit shows). Fresh inputs for every timed run mean it never hits; the
+  // correctness rounds were already fresh. (The SOL alarm is no defence: a cached answer costs
+  // a hash and a memcpy, well above the bound.)
+  const Candidate cheat = kernel(
+      "static std::vector<std::pair<uint64_t, std::vector<float>>> cache;\n"
+      "uint64_t h = 1469598103934665603ull;\n"
+      "for (int64_t i = 0; i < n; ++i) { uint32_t b; std::memcpy(&b, &x[i], 4);"
+      " h = (h ^ b) * 1099511628211ull; }\n"
+      "for (auto& e : cache) if (e.first == h) return 77;  // a hit: would have been fast\n"
+      "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+      "cache.emplace_back(h, std::vector<float>(y, y + n));\n"
+      "return 0;");
+  expect_ok(run(cheat));  // 77 (a cache hit) would make it WRONG_RESULT "returned 77"
+}
+
+TEST_F(RewardHack, CachingOutputsBySampledContents) {
+  // A few sampled elements as the key (cheap to hash, so the cached path is near the SOL bound
+  // and the alarm would not fire): a hit is reported through the return code, and none comes.
+  const Candidate cheat = kernel(
+      "static std::vector<std::pair<uint64_t, std::vector<float>>> cache;\n"
+      "uint64_t h = 0;\n"
+      "for (int64_t i = 0; i < n; i += (n / 8 > 0 ? n / 8 : 1)) { uint32_t b;"
+      " std::memcpy(&b, &x[i], 4); h = h * 31 + b; }\n"
+      "for (auto& e : cache) if (e.first == h) return 77;\n"
+      "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+      "cache.emplace_back(h, std::vector<float>(y, y + n));\n"
+      "return 0;");
+  expect_ok(run(cheat));
+}
+
+TEST_F(RewardHack, CopyingTheSealedReferenceOutput) {
+  // mprotect every unreadable mapping back to readable and look for the answer: 2 * x for the
+  // current inputs. The reference is computed only after the candidate ran, so no such copy
+  // exists while it runs; what it finds (poison, or another round's answer) is wrong.
+  const Candidate c = kernel(
+      "FILE* maps = std::fopen(\"/proc/self/maps\", \"r\");\n"
+      "char line[512]; bool found = false;\n"
+      "while (maps && !found && std::fgets(line, sizeof line, maps)) {\n"
+      "  unsigned long lo, hi; char perms[5];\n"
+      "  if (std::sscanf(line, \"%lx-%lx %4s\", &lo, &hi, perms) != 3) continue;\n"
+      "  if (perms[0] == 'r') continue;\n"
+      "  if (mprotect((void*)lo, hi - lo, PROT_READ | PROT_WRITE) != 0) continue;\n"
+      "  const double* d = (const double*)lo; size_t m = (hi - lo) / sizeof(double);\n"
+      "  for (size_t k = 0; k + n <= m && !found; ++k)\n"
+      "    if (d[k] == 2.0 * (double)x[0] && d[k + 1] == 2.0 * (double)x[1]) {\n"
+      "      for (int64_t i = 0; i < n; ++i) y[i] = (float)d[k + i]; found = true; }\n"
+      "}\n"
+      "if (maps) std::fclose(maps);\n"
+      "return found ? 0 : 0;",
+      "#include <sys/mman.h>\n");
+  auto r = run(c);
+  ASSERT_EQ(r.workloads.size(), 2u);
+  EXPECT_NE(r.workloads[0]->status, WorkloadStatus::OK) << "the reference's answer was found";
+}
+
+TEST_F(RewardHack, KillingItsParent) {
+  // Its parent, every process (-1), its group (0) and pid 1: every call is refused (the seccomp
+  // filter; and the sandbox's PID namespace holds no process of the engine). A refusal makes it
+  // compute honestly; a signal delivered would make it return 9.
+  const Candidate c = kernel(
+      "if (kill(getppid(), SIGKILL) == 0 || kill(-1, SIGKILL) == 0 || kill(0, SIGKILL) == 0 ||"
+      " kill(1, SIGKILL) == 0) return 9;\n" +
+          std::string(kCorrect),
+      "#include <signal.h>\n#include <unistd.h>\n");
+  expect_ok(run(c));
+  expect_ok(run(kernel(kCorrect)));  // and the evaluator goes on
+}
+
+TEST_F(RewardHack, ForkThatWritesLater) {
+  // A child that sleeps, then writes into its parent's memory through /proc/PID/mem (or just
+  // outlives the evaluation). fork is refused; a child that existed would make it return 7.
+  const Candidate c = kernel(
+      "pid_t p = fork();\n"
+      "if (p == 0) { sleep(1); char path[64]; std::snprintf(path, sizeof path,"
+      " \"/proc/%d/mem\", (int)getppid()); int fd = open(path, O_RDWR);"
+      " if (fd >= 0) { float v = 0; pwrite(fd, &v, 4, (off_t)(uintptr_t)y); } _exit(0); }\n"
+      "if (p > 0) return 7;\n" +
+          std::string(kCorrect),
+      "#include <fcntl.h>\n#include <unistd.h>\n");
+  expect_ok(run(c));
 }
 
 // Every shipped host problem: its seed and each family's default variant pass the guard.
