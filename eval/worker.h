@@ -46,23 +46,29 @@
 //   inputs: from derive_seed(input_seed, workload index, stream) through xoshiro256**
 //     (base/rng.h; uniform low..high, or normal: mean 0, stddev `high`, as the sum of 12
 //     uniforms - 6, which needs no libm and so is bit-identical on every machine); streams
-//     0..R-1 are the correctness rounds, 0x10000 + k timing set k. The reference
-//     (arc_reference) runs in double on the same values right after they are drawn.
+//     0..R-1 are the correctness rounds, 0x10000 + k timing set k, 0x20000 + i timed run i.
+//     The reference (arc_reference) runs in double on the same values, after the candidate ran
+//     on them: while candidate code runs, no answer for its inputs exists in the process.
+//   confinement: before any candidate loads, the worker confines itself
+//     (eval/candidate_confinement.h: no new processes, exec, ptrace, sockets, or signals to
+//     other processes); a worker that cannot answers "unavailable".
 //   correctness: outputs poisoned with NaN before every run. Pass iff no NaN/Inf, no output
 //     tensor all zero where the reference is not, and the fraction within atol + rtol*|ref| >=
 //     matched_ratio. -> WRONG_RESULT. An input that no longer holds what was drawn ->
 //     WRONG_RESULT "wrote to its input".
 //   timing: K buffer sets (separately allocated), W warm-up runs, then N timed runs rotating
-//     the sets; every use of a set moves its tensors to a new address (64 bytes further into
-//     their allocations), so a cache keyed by address never hits; before each run, outputs
+//     the sets; every timed run draws fresh inputs (its own stream, outside the timed region),
+//     so a cache keyed on input contents never hits, and every use of a set moves its tensors
+//     to a new address (64 bytes further into their allocations), so a cache keyed by address
+//     never hits either; before each run, outputs
 //     poisoned and, with flush_cache, a buffer of min(2 x LLC, 64 MiB) written line by line
 //     (regular stores: a non-temporal memset would not evict). Samples by steady_clock around
 //     the call (method "steady_clock").
 //   the reference's outputs sit in pages of their own, mapped PROT_NONE while candidate code
 //     runs, so a candidate searching its address space for the answer finds none.
-//   re-check (Recheck::kEveryRepetition): the output of every timed run must match the
-//     reference for its set's inputs -> STALE_OUTPUT (catches work skipped or replayed after
-//     the first calls).
+//   re-check (Recheck::kLastUseOfSet): the output of each set's last timed run must match the
+//     reference for that run's inputs -> STALE_OUTPUT (catches work skipped or replayed after
+//     the first calls); inputs changed by then -> WRONG_RESULT "... during timing".
 //   threads: counted right after every call; a kernel that leaves threads running after it
 //     returns -> WRONG_RESULT (work could escape the timed region), and the worker exits after
 //     its reply.
