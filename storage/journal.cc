@@ -36,6 +36,9 @@ constexpr char kEventsCf[] = "events";
 constexpr char kArtifactsCf[] = "artifacts";
 constexpr char kMetaCf[] = "meta";
 constexpr char kCampaignMetaKey[] = "campaign";
+// Set in every log whose journal keeps an acknowledged-seq mark (after the mark file exists):
+// such a log without its mark lost it.
+constexpr char kAckedMarkMetaKey[] = "acked_mark";
 constexpr size_t kCampaignKeyBytes = 8;
 constexpr size_t kEventKeyBytes = kCampaignKeyBytes + 8;
 constexpr size_t kCrcBytes = 4;
@@ -168,8 +171,21 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path,
                                 std::to_string(j->last_seq_.load() + 1) +
                                 " is the first missing (a damaged or truncated write-ahead log)");
     }
+    if (!mark.value()) {
+      if (auto flag = j->get_meta(kAckedMarkMetaKey); flag.ok()) {
+        return Status::corruption("journal " + path + ": damaged: its acknowledged-seq mark " +
+                                  path + "/ACKED is missing (the log was written with one), so " +
+                                  "a lost tail of the log could not be told");
+      }
+    }
     if (!options.read_only) {
       if (auto s = j->state_->mark.open(path); !s) return s;
+      if (!mark.value()) {
+        // The mark exists (synced) before the log says it has one.
+        if (auto s = j->state_->mark.store(j->last_seq_.load()); !s) return s;
+        if (auto s = j->state_->mark.sync(); !s) return s;
+        if (auto s = j->put_meta(kAckedMarkMetaKey, "1"); !s) return s;
+      }
     }
   } catch (const std::exception& e) {
     return Status::internal("journal " + path + ": open: " + e.what());

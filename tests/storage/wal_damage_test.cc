@@ -124,5 +124,20 @@ TEST(WalDamage, ADamagedMarkIsCorruptionNamingTheFile) {
   EXPECT_NE(j.status().message().find("ACKED"), std::string::npos) << j.status().message();
 }
 
+TEST(WalDamage, ADeletedMarkIsCorruptionNotAnOldLog) {
+  // A log written with a mark says so in its meta: without the file, a lost tail could not be
+  // told, so the open is refused instead of treating it as a log from before marks existed.
+  for (bool read_only : {true, false}) {
+    TempDir dir;
+    write_log(dir.path(), 12);
+    fs::remove(fs::path(dir.path()) / "ACKED");
+    auto j = reopen(dir.path(), read_only);
+    ASSERT_FALSE(j.ok()) << "a log without its mark opened (read_only " << read_only << ")";
+    EXPECT_EQ(j.status().code(), Status::Code::kCorruption);
+    EXPECT_NE(j.status().message().find("ACKED is missing"), std::string::npos)
+        << j.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace arc::storage
