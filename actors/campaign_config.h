@@ -8,10 +8,31 @@
 #include <string>
 #include <vector>
 
+#include "base/numeric_range.h"
 #include "base/status.h"
 #include "eval/evaluator.h"
 
 namespace arc::actors {
+
+// The documented ranges of the campaign's numeric fields (docs/campaign-format.md), shared with
+// the flags and ablation changes that override them (arcd run --seed/--budget, arc-replay
+// ablate). A value outside its range is refused naming the file (or flag), the field and the
+// range; nothing is written.
+inline constexpr IntegerRange kSeedRange{0, UINT64_MAX};  // a TOML integer stops at 2^63-1
+inline constexpr IntegerRange kBudgetRange{1, 1000000};
+inline constexpr IntegerRange kGlobalPlateauRange{1, 1000000, "never"};
+inline constexpr IntegerRange kRoundsRange{1, 1000};
+inline constexpr IntegerRange kWarmupRange{0, 100000};
+inline constexpr IntegerRange kRepetitionsRange{3, 100000};
+inline constexpr IntegerRange kBufferSetsRange{1, 64};
+inline constexpr NumberRange kTimeoutRange{0.1, 86400, false, false, "seconds"};
+inline constexpr IntegerRange kMemoryLimitMbRange{64, 16777216, "no limit"};  // 64 MiB to 16 TiB
+inline constexpr NumberRange kMarginRange{0, 1, false, true};
+inline constexpr NumberRange kSolMarginRange{0, 1, true, false};
+inline constexpr IntegerRange kMemoryBoundRange{1, 1 << 30};  // or "unbounded"
+inline constexpr IntegerRange kPlateauWindowRange{1, 1000000};
+// Backend sections ([llm], [exec]).
+inline constexpr IntegerRange kMaxFailuresRange{1, 1000};
 
 enum class Mode { kAsync, kLockstep };
 const char* to_string(Mode m);

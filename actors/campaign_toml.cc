@@ -1,6 +1,5 @@
 #include "actors/campaign_toml.h"
 
-#include <charconv>
 #include <cstdio>
 #include <system_error>
 
@@ -24,7 +23,15 @@ CampaignTable CampaignReader::table(const std::string& name, bool required) {
   return {n->as_table(), name};
 }
 
-void CampaignReader::bound(const CampaignTable& t, const std::string& key, uint32_t& out) {
+void CampaignReader::number(const CampaignTable& t, const std::string& key, double& out,
+                            const NumberRange& range) {
+  if (failed() || t.table == nullptr) return;
+  const toml::node* n = t.table->get(key);
+  if (n != nullptr) number_in(*n, t.field(key), range, out);
+}
+
+void CampaignReader::bound(const CampaignTable& t, const std::string& key, uint32_t& out,
+                           const IntegerRange& range) {
   if (failed() || t.table == nullptr) return;
   const toml::node* n = t.table->get(key);
   if (n == nullptr) return;
@@ -32,11 +39,11 @@ void CampaignReader::bound(const CampaignTable& t, const std::string& key, uint3
     out = 0;
     return;
   }
-  if (n->is_integer() && n->as_integer()->get() > 0 && n->as_integer()->get() <= (1 << 30)) {
+  if (n->is_integer() && range.contains(n->as_integer()->get())) {
     out = static_cast<uint32_t>(n->as_integer()->get());
     return;
   }
-  fail(t.field(key), "a positive integer or \"unbounded\"", toml_describe(*n));
+  fail(t.field(key), range.text() + " or \"unbounded\"", toml_describe(*n));
 }
 
 void CampaignReader::strings(const CampaignTable& t, const std::string& key,
@@ -88,10 +95,6 @@ std::string toml_strings(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-std::string toml_number(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
+std::string toml_number(double v) { return shortest_number_text(v); }
 
 }  // namespace arc::actors

@@ -3,6 +3,7 @@
 // sections (actors/campaign_config.cc) and each agent backend's section and per-agent fields
 // (actors/<name>_backend.cc). Errors read "<file>: field '<field>': expected <what>, got <what
 // was there>" (base/toml_text.h); the first one wins, later checks do nothing.
+#include <cassert>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -38,14 +39,21 @@ class CampaignReader : public FieldErrors {
   // The root's table `name`; absent is an error when `required`, a non-table always is.
   CampaignTable table(const std::string& name, bool required);
 
-  // Reads `key` of `t` into `out` (left as is when absent and not `required`): a string, a
-  // boolean, a number (an integer is accepted for a floating-point field) or an unsigned
-  // integer within T's range. Nothing happens after an error or when `t` is absent.
+  // Reads `key` of `t` into `out` (left as is when absent and not `required`): a string or a
+  // boolean. Nothing happens after an error or when `t` is absent.
   template <class T>
   void get(const CampaignTable& t, const std::string& key, T& out, bool required,
            const std::string& expected);
-  // A bound: a positive integer or the string "unbounded" (stored as 0).
-  void bound(const CampaignTable& t, const std::string& key, uint32_t& out);
+  // Numeric fields, each within its documented range (base/numeric_range.h;
+  // docs/campaign-format.md): `out` is left as is when absent. An integer field into an
+  // unsigned T that holds every value of `range`; a number (a float or an integer) field.
+  template <class T>
+  void integer(const CampaignTable& t, const std::string& key, T& out, const IntegerRange& range);
+  void number(const CampaignTable& t, const std::string& key, double& out,
+              const NumberRange& range);
+  // A bound: an integer within `range` or the string "unbounded" (stored as 0).
+  void bound(const CampaignTable& t, const std::string& key, uint32_t& out,
+             const IntegerRange& range);
   // A non-empty array of non-empty strings (a command and its arguments), when present;
   // `out` is left as is when absent.
   void strings(const CampaignTable& t, const std::string& key, std::vector<std::string>& out,
@@ -86,33 +94,26 @@ void CampaignReader::get(const CampaignTable& t, const std::string& key, T& out,
       return;
     }
     out = n->as_string()->get();
-  } else if constexpr (std::is_same_v<T, bool>) {
+  } else {
+    static_assert(std::is_same_v<T, bool>, "numeric fields are read by integer() or number()");
     if (!n->is_boolean()) {
       fail(field, expected, type_name(*n));
       return;
     }
     out = n->as_boolean()->get();
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (n->is_integer()) {
-      out = static_cast<T>(n->as_integer()->get());
-    } else if (n->is_floating_point()) {
-      out = static_cast<T>(n->as_floating_point()->get());
-    } else {
-      fail(field, expected, type_name(*n));
-    }
-  } else {
-    static_assert(std::is_unsigned_v<T>, "a campaign integer field is unsigned");
-    if (!n->is_integer()) {
-      fail(field, expected, type_name(*n));
-      return;
-    }
-    const int64_t v = n->as_integer()->get();
-    if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) {
-      fail(field, expected, std::to_string(v));
-      return;
-    }
-    out = static_cast<T>(v);
   }
+}
+
+template <class T>
+void CampaignReader::integer(const CampaignTable& t, const std::string& key, T& out,
+                             const IntegerRange& range) {
+  static_assert(std::is_unsigned_v<T>, "a campaign integer field is unsigned");
+  if (failed() || t.table == nullptr) return;
+  const toml::node* n = t.table->get(key);
+  assert(range.lo >= 0 && range.hi <= std::numeric_limits<T>::max());
+  int64_t v = 0;
+  if (n == nullptr || !integer_in(*n, t.field(key), range, v)) return;
+  out = static_cast<T>(v);
 }
 
 }  // namespace arc::actors

@@ -5,6 +5,11 @@
 // error carrying the end of stderr.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <unistd.h>
 
 #include "actors/agent_backend_registry.h"
 #include "actors/campaign_toml.h"
@@ -59,19 +64,13 @@ std::shared_ptr<const BackendSettings> read_section(CampaignReader& r, const Cam
                                                     bool required) {
   r.known_fields(t, {"command", "timeout_s", "max_failures"});
   auto e = std::make_shared<ExecSection>();
-  r.get(t, "timeout_s", e->timeout_s, false, "a positive number of seconds");
-  r.get(t, "max_failures", e->max_failures, false, "a positive integer");
+  r.number(t, "timeout_s", e->timeout_s, kTimeoutRange);
+  r.integer(t, "max_failures", e->max_failures, kMaxFailuresRange);
   if (r.failed()) return nullptr;
   if (t.table->get("command") == nullptr) {
     if (required) r.fail(t.field("command"), kCommandExpected, "nothing");
   } else {
     read_command(r, t, e->command, kCommandExpected);
-  }
-  if (!r.failed() && !(e->timeout_s > 0)) {
-    r.fail(t.field("timeout_s"), "a positive number of seconds", std::to_string(e->timeout_s));
-  }
-  if (!r.failed() && e->max_failures == 0) {
-    r.fail(t.field("max_failures"), "a positive integer", "0");
   }
   return e;
 }
@@ -141,7 +140,48 @@ class ExecBackend : public AgentBackend {
   double timeout_s_;
 };
 
-// Agent `a`'s own command, else [exec].command.
+// Why `path` cannot be executed ("" when it can): it must be a file the user may execute.
+std::string not_executable(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    return path.string() + ": " + (ec ? ec.message() : "no such file");
+  }
+  if (std::filesystem::is_directory(st)) return path.string() + " is a directory";
+  if (::access(path.c_str(), X_OK) != 0) return path.string() + " is not executable";
+  return "";
+}
+
+// Whether `program` can be run as run_subprocess (execvp) would run it: a path with a '/' as it
+// stands (read_command made a relative one absolute), a bare name from PATH. Checked when the
+// campaign starts, before anything is written, so that a typo does not wait for the first
+// exchange. The error names the campaign file, the field and the program.
+Status check_program(const CampaignConfig& c, const std::string& field,
+                     const std::string& program) {
+  std::string why;
+  if (program.find('/') != std::string::npos) {
+    why = not_executable(program);
+  } else {
+    const char* env = std::getenv("PATH");
+    const std::string path = env != nullptr ? env : "/bin:/usr/bin";
+    why = "not found in PATH";
+    for (size_t start = 0; start <= path.size();) {
+      const size_t end = std::min(path.find(':', start), path.size());
+      const std::string dir = end == start ? "." : path.substr(start, end - start);
+      if (not_executable(std::filesystem::path(dir) / program).empty()) {
+        why.clear();
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  if (why.empty()) return Status::ok();
+  return Status::invalid_argument(c.file.string() + ": field '" + field +
+                                  "': expected an executable program, got " + toml_string(program) +
+                                  " (" + why + ")");
+}
+
+// Agent `a`'s own command, else [exec].command; its program must exist and be executable.
 Result<std::shared_ptr<AgentBackend>> transport(const CampaignConfig& c, const AgentConfig& a,
                                                 std::shared_ptr<AgentBackend>&) {
   const ExecSection& e = section_of(c);
@@ -152,6 +192,13 @@ Result<std::shared_ptr<AgentBackend>> transport(const CampaignConfig& c, const A
                                     ": exec.command: expected the program and its arguments, "
                                     "got nothing");
   }
+  std::string field = std::string(kSection) + ".command";
+  if (own != nullptr) {
+    const auto it = std::find_if(c.agents.begin(), c.agents.end(),
+                                 [&a](const AgentConfig& x) { return x.name == a.name; });
+    field = "agents[" + std::to_string(it - c.agents.begin()) + "].command";
+  }
+  if (auto s = check_program(c, field, command[0]); !s) return s;
   return std::shared_ptr<AgentBackend>(std::make_shared<ExecBackend>(command, e.timeout_s));
 }
 

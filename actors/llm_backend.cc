@@ -22,6 +22,13 @@ namespace {
 
 constexpr const char* kSection = "llm";
 
+// The ranges of [llm]'s numeric fields (docs/campaign-format.md).
+constexpr NumberRange kTemperatureRange{0, 2};
+constexpr IntegerRange kMaxTokensRange{1, 1 << 20};
+constexpr IntegerRange kRetriesRange{0, 20};
+constexpr NumberRange kBackoffRange{0, 600, false, false, "seconds"};
+constexpr IntegerRange kConcurrencyRange{1, 256};
+
 // [llm]: the OpenAI-compatible chat-completions server llm agents talk to.
 struct LlmSection : BackendSettings {
   std::string base_url;                        // e.g. "http://127.0.0.1:8000/v1"; required
@@ -68,32 +75,18 @@ std::shared_ptr<const BackendSettings> read_section(CampaignReader& r, const Cam
   r.get(t, "model", l->model, true, "a model name");
   r.get(t, "api_key_env", l->api_key_env, false, "an environment variable name");
   r.get(t, "api_key", l->api_key, false, "a string");
-  r.get(t, "temperature", l->temperature, false, "a number in [0, 2]");
-  r.get(t, "max_tokens", l->max_tokens, false, "a positive integer");
-  r.get(t, "timeout_s", l->timeout_s, false, "a positive number of seconds");
-  r.get(t, "retries", l->retries, false, "a non-negative integer");
-  r.get(t, "backoff_s", l->backoff_s, false, "a non-negative number of seconds");
-  r.get(t, "concurrency", l->concurrency, false, "a positive integer");
-  r.get(t, "max_failures", l->max_failures, false, "a positive integer");
+  r.number(t, "temperature", l->temperature, kTemperatureRange);
+  r.integer(t, "max_tokens", l->max_tokens, kMaxTokensRange);
+  r.number(t, "timeout_s", l->timeout_s, kTimeoutRange);
+  r.integer(t, "retries", l->retries, kRetriesRange);
+  r.number(t, "backoff_s", l->backoff_s, kBackoffRange);
+  r.integer(t, "concurrency", l->concurrency, kConcurrencyRange);
+  r.integer(t, "max_failures", l->max_failures, kMaxFailuresRange);
   if (r.failed()) return nullptr;
   if (l->base_url.rfind("http://", 0) != 0 && l->base_url.rfind("https://", 0) != 0) {
     r.fail(t.field("base_url"), "an http:// or https:// URL", toml_string(l->base_url));
   } else if (l->model.empty()) {
     r.fail(t.field("model"), "a model name", "\"\"");
-  } else if (!(l->temperature >= 0 && l->temperature <= 2)) {
-    r.fail(t.field("temperature"), "a number in [0, 2]", std::to_string(l->temperature));
-  } else if (l->max_tokens == 0) {
-    r.fail(t.field("max_tokens"), "a positive integer", "0");
-  } else if (!(l->timeout_s > 0)) {
-    r.fail(t.field("timeout_s"), "a positive number of seconds", std::to_string(l->timeout_s));
-  } else if (!(l->backoff_s >= 0 && l->backoff_s <= 600)) {
-    r.fail(t.field("backoff_s"), "a number of seconds in [0, 600]", std::to_string(l->backoff_s));
-  } else if (l->retries > 20) {
-    r.fail(t.field("retries"), "an integer in [0, 20]", std::to_string(l->retries));
-  } else if (l->concurrency == 0) {
-    r.fail(t.field("concurrency"), "a positive integer", "0");
-  } else if (l->max_failures == 0) {
-    r.fail(t.field("max_failures"), "a positive integer", "0");
   }
   return l;
 }

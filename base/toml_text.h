@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/numeric_range.h"
 #include "base/status.h"
 
 namespace arc {
@@ -38,6 +39,9 @@ inline Result<toml::table> parse_toml(std::string_view text, const std::string& 
 
 inline std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
+// Defined below: a node's kind with what it holds.
+inline std::string toml_type_name(const toml::node& n);
+
 // The first error found in a configuration file, worded
 //   <file>: field '<field>': expected <what>, got <what was there>
 // Readers of campaigns, problems and skills derive from it; later errors are dropped.
@@ -55,6 +59,34 @@ class FieldErrors {
       error_ = Status::invalid_argument(shown_ + ": field '" + field + "': " + message);
     }
     return false;
+  }
+
+  // Every numeric field of a configuration file is read by one of these two, against its
+  // documented range (base/numeric_range.h): the value is stored in `out` only when it is of
+  // the right type and within `range`; otherwise the error says "expected <range>, got ...".
+  // An integer field: a TOML integer.
+  bool integer_in(const toml::node& n, const std::string& field, const IntegerRange& range,
+                  int64_t& out) {
+    if (!n.is_integer()) return fail(field, range.text(), toml_type_name(n));
+    const int64_t v = n.as_integer()->get();
+    if (!range.contains(v)) return fail(field, range.text(), std::to_string(v));
+    out = v;
+    return true;
+  }
+  // A number field: a TOML float or integer, finite.
+  bool number_in(const toml::node& n, const std::string& field, const NumberRange& range,
+                 double& out) {
+    double v = 0;
+    if (n.is_integer()) {
+      v = static_cast<double>(n.as_integer()->get());
+    } else if (n.is_floating_point()) {
+      v = n.as_floating_point()->get();
+    } else {
+      return fail(field, range.text(), toml_type_name(n));
+    }
+    if (!range.contains(v)) return fail(field, range.text(), shortest_number_text(v));
+    out = v;
+    return true;
   }
 
  private:

@@ -143,17 +143,16 @@ void Loader::load_tensors(const toml::table& root, const std::string& key, bool 
       if (!failed() && s.init != "uniform" && s.init != "normal") {
         fail(prefix + ".init", "\"uniform\" or \"normal\"", in_quotes(s.init));
       }
-      number(t, prefix, "low", s.low, "a number");
-      number(t, prefix, "high", s.high, "a number");
+      number(t, prefix, "low", s.low, kInputValueRange);
+      number(t, prefix, "high", s.high, kInputValueRange);
       if (!failed() && s.init == "uniform" && !(s.low < s.high)) {
         std::ostringstream got;
         got << "low = " << s.low << ", high = " << s.high;
         fail(prefix + ".high", "a number greater than low", got.str());
       }
-      if (!failed() && s.init == "normal" && !(s.high > 0)) {
-        std::ostringstream got;
-        got << s.high;
-        fail(prefix + ".high", "a positive standard deviation (init = \"normal\")", got.str());
+      if (!failed() && s.init == "normal" && !kStdDevRange.contains(s.high)) {
+        fail(prefix + ".high", "a standard deviation (init = \"normal\"): " + kStdDevRange.text(),
+             shortest_number_text(s.high));
       }
     }
     if (!inputs && t.get("alias") != nullptr && cuda_only(t, prefix, "alias", p)) {
@@ -262,20 +261,9 @@ void Loader::load_tolerance(const toml::table& root, Problem& p) {
   if (t == nullptr) return;
   known_fields(*t, "tolerance", {"atol", "rtol", "matched_ratio"});
   Tolerance& tol = p.tolerance;
-  number(*t, "tolerance", "atol", tol.atol, "a number >= 0");
-  number(*t, "tolerance", "rtol", tol.rtol, "a number >= 0");
-  number(*t, "tolerance", "matched_ratio", tol.matched_ratio, "a number in (0, 1]");
-  if (failed()) return;
-  auto text = [](double v) {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-  };
-  if (tol.atol < 0) fail("tolerance.atol", "a number >= 0", text(tol.atol));
-  if (tol.rtol < 0) fail("tolerance.rtol", "a number >= 0", text(tol.rtol));
-  if (!(tol.matched_ratio > 0 && tol.matched_ratio <= 1)) {
-    fail("tolerance.matched_ratio", "a number in (0, 1]", text(tol.matched_ratio));
-  }
+  number(*t, "tolerance", "atol", tol.atol, kAtolRange);
+  number(*t, "tolerance", "rtol", tol.rtol, kRtolRange);
+  number(*t, "tolerance", "matched_ratio", tol.matched_ratio, kMatchedRatioRange);
 }
 
 void Loader::load_cost(const toml::table& root, Problem& p) {
@@ -341,9 +329,10 @@ void Loader::load_workloads(const toml::table& root, Problem& p) {
         int64_t n = 1;
         for (const auto& d : ts.shape) {
           auto v = evaluate_expression(d, names);
-          if (!v || *v != std::floor(*v) || *v < 1 || *v > 4.6e18) {
+          if (!v || !kExtentRange.contains(*v)) {
             fail(prefix + ".axes",
-                 "axes for which every dimension of tensor '" + ts.name + "' is a positive integer",
+                 "axes for which every dimension of tensor '" + ts.name + "' is " +
+                     kExtentRange.text(),
                  in_quotes(d) + (v ? " = " + number_text(*v) : " (" + v.status().message() + ")"));
             return;
           }
@@ -377,8 +366,9 @@ void Loader::load_workloads(const toml::table& root, Problem& p) {
 bool Loader::load_workload_axes(const toml::table& axes, const std::string& prefix,
                                 const Problem& p, Workload& w) {
   const std::string expected =
-      "a positive integer, or an expression over the workload's other axes and the integer "
-      "params (e.g. \"2 * cols\")";
+      kExtentRange.text() +
+      ", or an expression over the workload's other axes and the integer params (e.g. \"2 * "
+      "cols\")";
   for (const auto& prm : p.params) {
     if (prm.integer) w.constants[prm.name] = static_cast<int64_t>(prm.value);
   }
@@ -389,7 +379,7 @@ bool Loader::load_workload_axes(const toml::table& axes, const std::string& pref
     if (n == nullptr) return fail(field, expected, "nothing");
     if (n->is_string()) {
       pending[a] = n->as_string()->get();
-    } else if (n->is_integer() && n->as_integer()->get() > 0) {
+    } else if (n->is_integer() && kExtentRange.contains(n->as_integer()->get())) {
       w.axes[a] = n->as_integer()->get();
     } else {
       return fail(field, expected, toml_describe(*n));
@@ -405,7 +395,7 @@ bool Loader::load_workload_axes(const toml::table& axes, const std::string& pref
         ++it;
         continue;
       }
-      if (*v != std::floor(*v) || *v < 1 || *v > 4.6e18) {
+      if (!kExtentRange.contains(*v)) {
         return fail(prefix + ".axes." + it->first, expected,
                     in_quotes(it->second) + " = " + number_text(*v));
       }

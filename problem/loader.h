@@ -55,6 +55,18 @@ inline std::string join(const std::vector<std::string>& items, bool quote) {
   return out.empty() ? "none" : out;
 }
 
+// The documented ranges of problem.toml's numeric fields (docs/problem-format.md).
+// An input's `low` and `high` (for init = "normal": the mean and the standard deviation).
+inline constexpr NumberRange kInputValueRange{-1e30, 1e30};
+inline constexpr NumberRange kStdDevRange{0, 1e30, true, false};
+inline constexpr NumberRange kAtolRange{0, 1e6};
+inline constexpr NumberRange kRtolRange{0, 0.5};
+inline constexpr NumberRange kMatchedRatioRange{0, 1, true, false};
+// A workload's axis values and every tensor dimension they give (written or evaluated).
+inline constexpr IntegerRange kExtentRange{1, int64_t{1} << 40};
+// An integer parameter: exact as the double that expressions compute with.
+inline constexpr IntegerRange kIntegerParamRange{-(int64_t{1} << 53), uint64_t{1} << 53};
+
 inline const std::vector<std::string> kCudaDtypes = {"f32",      "f64", "f16", "bf16", "fp8_e4m3",
                                                      "fp8_e5m2", "i32", "i8",  "u8"};
 
@@ -71,8 +83,9 @@ class Loader : public FieldErrors {
   // A string field; `found` says whether it was there.
   bool string(const toml::table& t, const std::string& prefix, const std::string& key,
               std::string& out, bool required, const std::string& expected);
+  // A number field within its documented range (docs/problem-format.md); left as is when absent.
   bool number(const toml::table& t, const std::string& prefix, const std::string& key, double& out,
-              const std::string& expected);
+              const NumberRange& range);
   bool string_array(const toml::table& t, const std::string& prefix, const std::string& key,
                     std::vector<std::string>& out, bool required, const std::string& expected);
   // Knob values may be written as strings or integers; both become define text.

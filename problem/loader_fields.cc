@@ -1,6 +1,5 @@
 // Loader: reading typed fields from TOML tables, each failure worded by FieldErrors.
 #include <algorithm>
-#include <cmath>
 #include <system_error>
 
 #include "problem/loader.h"
@@ -33,19 +32,10 @@ bool Loader::string(const toml::table& t, const std::string& prefix, const std::
 }
 
 bool Loader::number(const toml::table& t, const std::string& prefix, const std::string& key,
-                    double& out, const std::string& expected) {
+                    double& out, const NumberRange& range) {
   if (failed()) return false;
   const toml::node* n = t.get(key);
-  if (n == nullptr) return true;
-  if (n->is_integer()) {
-    out = static_cast<double>(n->as_integer()->get());
-  } else if (n->is_floating_point()) {
-    out = n->as_floating_point()->get();
-  } else {
-    return fail(at(prefix, key), expected, toml_describe(*n));
-  }
-  if (!std::isfinite(out)) return fail(at(prefix, key), expected, toml_describe(*n));
-  return true;
+  return n == nullptr || number_in(*n, at(prefix, key), range, out);
 }
 
 bool Loader::string_array(const toml::table& t, const std::string& prefix, const std::string& key,

@@ -54,7 +54,8 @@ void Loader::load_params(const toml::table& root, Problem& p) {
       return;
     }
     if (v.is_integer()) {
-      const int64_t i = v.as_integer()->get();
+      int64_t i = 0;
+      if (!integer_in(v, field, kIntegerParamRange, i)) return;
       prm.integer = true;
       prm.value = static_cast<double>(i);
       prm.text = i < 0 ? "(" + std::to_string(i) + ")" : std::to_string(i);

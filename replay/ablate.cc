@@ -35,16 +35,14 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
     return Status::invalid_argument("ablation change '" + change + "': expected KEY=VALUE");
   }
   const std::string k = change.substr(0, eq), v = change.substr(eq + 1);
-  auto number = [&v, &change](uint32_t& out) -> Status {
-    try {
-      size_t used = 0;
-      const unsigned long n = std::stoul(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      out = static_cast<uint32_t>(n);
-      return Status::ok();
-    } catch (...) {
-      return Status::invalid_argument("ablation change '" + change + "': expected an integer");
+  // The same ranges as the campaign fields these change (actors/campaign_config.h).
+  auto number = [&v, &change](uint32_t& out, const IntegerRange& range) -> Status {
+    auto n = parse_flag_integer(v, range);
+    if (!n) {
+      return Status::invalid_argument("ablation change '" + change + "': " + n.status().message());
     }
+    out = static_cast<uint32_t>(*n);
+    return Status::ok();
   };
   auto boolean = [&v, &change](bool& out) -> Status {
     if (v != "true" && v != "false") {
@@ -55,11 +53,7 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
   };
   if (k == "agents") {
     uint32_t n = 0;
-    if (auto s = number(n); !s) return s;
-    if (n == 0 || n > c.agents.size()) {
-      return Status::invalid_argument("ablation change '" + change + "': expected 1.." +
-                                      std::to_string(c.agents.size()) + " agents");
-    }
+    if (auto s = number(n, IntegerRange{1, c.agents.size()}); !s) return s;
     c.agents.resize(n);
     return Status::ok();
   }
@@ -69,12 +63,12 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
       b = 0;
       return Status::ok();
     }
-    return number(b);
+    return number(b, actors::kMemoryBoundRange);
   }
   if (k == "drafting") return boolean(c.drafting);
   if (k == "sibling_inspection") return boolean(c.sibling_inspection);
-  if (k == "plateau_window") return number(c.plateau_window);
-  if (k == "global_plateau") return number(c.global_plateau);
+  if (k == "plateau_window") return number(c.plateau_window, actors::kPlateauWindowRange);
+  if (k == "global_plateau") return number(c.global_plateau, actors::kGlobalPlateauRange);
   return Status::invalid_argument("ablation change '" + change +
                                   "': expected one of agents, wins, traps, drafting, "
                                   "sibling_inspection, plateau_window, global_plateau");

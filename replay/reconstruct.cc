@@ -12,8 +12,21 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started) {
   }
   actors::CampaignConfig c = std::move(config.value());
   for (const auto& kv : started.overrides) {
-    if (kv->key == "seed") c.seed = std::stoull(kv->value);
-    if (kv->key == "budget") c.budget = static_cast<uint32_t>(std::stoul(kv->value));
+    // Overrides were checked as flags when logged; a value that fails now is refused as it
+    // would have been then, never thrown.
+    if (kv->key == "seed" || kv->key == "budget") {
+      const bool seed = kv->key == "seed";
+      auto v = parse_flag_integer(kv->value, seed ? actors::kSeedRange : actors::kBudgetRange);
+      if (!v) {
+        return Status::invalid_argument("the logged override --" + kv->key + ": " +
+                                        v.status().message());
+      }
+      if (seed) {
+        c.seed = *v;
+      } else {
+        c.budget = static_cast<uint32_t>(*v);
+      }
+    }
     if (kv->key == "mode")
       c.mode = kv->value == "async" ? actors::Mode::kAsync : actors::Mode::kLockstep;
     c.overrides[kv->key] = kv->value;

@@ -1,8 +1,10 @@
 #include "replay/verifier.h"
 
 #include <chrono>
+#include <system_error>
 
 #include "actors/agent_backend_registry.h"
+#include "actors/campaign_runner.h"
 #include "replay/reconstruct.h"
 
 namespace arc::replay {
@@ -51,8 +53,13 @@ VerifyReport verify_run(const std::filesystem::path& run_dir) {
   VerifyReport r;
   auto journal = open_run_log(run_dir);
   if (!journal) {
+    // No such run (exit 2) unless the folder holds a run's log that cannot be opened: a log
+    // that fails its checks, or whose files are gone, is damaged (exit 3).
+    std::error_code ec;
     r.message = journal.status().to_string();
-    r.damaged = journal.status().code() == Status::Code::kCorruption;
+    r.damaged = journal.status().code() == Status::Code::kCorruption ||
+                (journal.status().code() != Status::Code::kNotFound &&
+                 std::filesystem::exists(actors::log_dir_of(run_dir), ec));
     return r;
   }
   std::vector<events::Event> log;
@@ -63,8 +70,9 @@ VerifyReport verify_run(const std::filesystem::path& run_dir) {
     return true;
   });
   if (!s) {
+    // Any failure to read an opened log is damage, never a divergence.
     r.message = s.to_string();
-    r.damaged = s.code() == Status::Code::kCorruption;
+    r.damaged = true;
     r.divergence_seq = last_good + 1;
     r.events = log.size();
     return r;

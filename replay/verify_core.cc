@@ -398,6 +398,7 @@ std::optional<VerifyReport> verify_preamble(const std::vector<events::Event>& lo
   }
   if (log.front().payload.type != fb::Payload::CampaignStarted) {
     r.divergence_seq = log.front().seq;
+    r.damaged = true;  // every log begins with it: this one lost its start
     r.message = "the log does not begin with CampaignStarted";
     return r;
   }

@@ -29,11 +29,17 @@
 #include "replay/summary.h"
 #include "replay/verifier.h"
 #include "storage/journal.h"
+#include "tools/integer_flag.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// Ranges of arc-bench's numeric flags (--candidates shares [campaign].budget's).
+constexpr arc::IntegerRange kAppendsRange{1, 100000000};
+constexpr arc::IntegerRange kSeedsRange{1, 100000};
+constexpr arc::IntegerRange kRoundsRange{1, 1000};
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -286,9 +292,12 @@ int main(int argc, char** argv) {
   uint32_t candidates = 200;
   std::string problem = (arc::arc_home() / "problems/host/matmul").string();
   std::string work_dir;
-  app.add_option("--appends", appends, "batched appends to time");
-  app.add_option("--sync-appends", sync_appends, "fsynced appends to time");
-  app.add_option("--candidates", candidates, "candidates of the recorded campaign");
+  arc::tools::add_integer_flag(&app, "--appends", appends, kAppendsRange,
+                               "batched appends to time");
+  arc::tools::add_integer_flag(&app, "--sync-appends", sync_appends, kAppendsRange,
+                               "fsynced appends to time");
+  arc::tools::add_integer_flag(&app, "--candidates", candidates, arc::actors::kBudgetRange,
+                               "candidates of the recorded campaign");
   app.add_option("--problem", problem, "host problem to run");
   app.add_option("--work-dir", work_dir, "scratch folder (default: a new temp folder)");
   std::string verify_only;
@@ -299,14 +308,21 @@ int main(int argc, char** argv) {
   app.add_flag("--ablate", ablate, "only time arc-replay ablate (candidates per second)");
   app.add_option("--sweep-problem", sweep_problem,
                  "--ablate: host problem whose shipped sweep answers (matmul, softmax)");
-  app.add_option("--seeds", seeds, "--ablate: seeds per configuration (default 100)");
-  app.add_option("--rounds", rounds, "--ablate: rounds of every mode, interleaved (default 3)");
+  arc::tools::add_integer_flag(&app, "--seeds", seeds, kSeedsRange,
+                               "--ablate: seeds per configuration (default 100)");
+  arc::tools::add_integer_flag(&app, "--rounds", rounds, kRoundsRange,
+                               "--ablate: rounds of every mode, interleaved (default 3)");
   app.add_option("--baseline", baseline,
                  "--ablate: another arc-replay binary to time on the same ablation");
   bool current_only = false;
   app.add_flag("--current-only", current_only,
                "--ablate: only in-memory logs and parallel campaigns (with --baseline: and it)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
   if (!verify_only.empty()) {
     auto log = arc::replay::read_run(verify_only);
     if (!log) return 1;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "actors/campaign_config.h"
 #include "events/printer.h"
 #include "replay/ablate.h"
 #include "replay/analyze.h"
@@ -18,6 +19,14 @@
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
 #include "replay/verifier.h"
+#include "tools/integer_flag.h"
+
+namespace {
+
+constexpr arc::IntegerRange kAblateSeedsRange{1, 100000};
+constexpr arc::IntegerRange kAblateJobsRange{1, 1024, "one per core"};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"arc-replay: KernelArc campaign logs"};
@@ -70,9 +79,10 @@ int main(int argc, char** argv) {
   uint32_t ablate_seeds = 5;
   ablate->add_option("campaign", ablate_campaign, "base campaign.toml")->required();
   ablate->add_option("--from", ablate_from, "sweeps or run directories to answer from")->required();
-  ablate->add_option("--seeds", ablate_seeds, "seeds per configuration (default 5)");
-  ablate->add_option("--budgets", ablate_budgets, "budgets to report (default 25 50 100 200)")
-      ->delimiter(',');
+  arc::tools::add_integer_flag(ablate, "--seeds", ablate_seeds, kAblateSeedsRange,
+                               "seeds per configuration (default 5)");
+  arc::tools::add_integer_list_flag(ablate, "--budgets", ablate_budgets, arc::actors::kBudgetRange,
+                                    "budgets to report (default 25,50,100,200)");
   ablate->add_option("--config", ablate_configs,
                      "NAME:KEY=VALUE,... (repeatable; default: one-agent, bounded, unbounded, "
                      "no-drafting, no-siblings)");
@@ -82,8 +92,9 @@ int main(int argc, char** argv) {
   ablate->add_option("--plot", ablate_plot, "write median and IQR bands per configuration (SVG)");
   ablate->add_option("--work-dir", ablate_work, "scratch folder (default: a temp folder)");
   uint32_t ablate_jobs = 0;
-  ablate->add_option("--jobs", ablate_jobs,
-                     "campaigns run at once (default 0: one per core); the report is the same");
+  arc::tools::add_integer_flag(
+      ablate, "--jobs", ablate_jobs, kAblateJobsRange,
+      "campaigns run at once (default 0: one per core); the report is the same");
   bool ablate_on_disk = false;
   ablate->add_flag("--logs-on-disk", ablate_on_disk,
                    "keep each campaign's log in RocksDB under --work-dir instead of in memory");
@@ -258,10 +269,13 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(r.exchanges), r.seconds);
     } else if (r.damaged) {
       std::printf("DAMAGED LOG: %s\n", r.message.c_str());
+    } else if (r.divergence_seq == 0) {
+      std::printf("NO SUCH RUN: %s\n", r.message.c_str());
     } else {
       std::printf("DIVERGENCE at seq %llu: %s\n", static_cast<unsigned long long>(r.divergence_seq),
                   r.message.c_str());
     }
+    // As README.md says: 0 verified, 1 divergence, 2 no such run, 3 damaged log.
     if (r.ok) return 0;
     if (r.damaged) return 3;
     return r.divergence_seq == 0 ? 2 : 1;

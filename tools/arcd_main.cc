@@ -25,8 +25,14 @@
 #include "replay/summary.h"
 #include "replay/verifier.h"
 #include "storage/run_lock.h"
+#include "tools/integer_flag.h"
 
 namespace {
+
+// Ranges of arcd's own numeric flags; those that override a campaign field share its range
+// (actors/campaign_config.h).
+constexpr arc::IntegerRange kSweepSampleRange{1, 10000000, "all"};
+constexpr arc::IntegerRange kConfirmRoundsRange{1, 1000};
 
 int exit_code(const arc::Status& s) {
   switch (s.code()) {
@@ -399,8 +405,10 @@ int main(int argc, char** argv) {
   bool json = false, quiet = false;
   run->add_option("campaign", campaign, "campaign.toml")->required();
   run->add_option("--run-dir", run_dir, "run directory (default runs/NAME-TIME-PID)");
-  run->add_option("--seed", seed, "override [campaign].seed");
-  run->add_option("--budget", budget, "override [campaign].budget");
+  arc::tools::add_integer_flag(run, "--seed", seed, arc::actors::kSeedRange,
+                               "override [campaign].seed");
+  arc::tools::add_integer_flag(run, "--budget", budget, arc::actors::kBudgetRange,
+                               "override [campaign].budget");
   run->add_option("--mode", mode, "override [campaign].mode")
       ->check(CLI::IsMember({"async", "lockstep"}));
   run->add_flag("--json", json, "print the summary as JSON");
@@ -409,8 +417,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(arc::eval::evaluator_choices()));
   run->add_option("--replay-from", replay_from,
                   "run directories the replay evaluator answers from");
-  run->add_option("--resample", choice.resample_seed,
-                  "replay: redraw recorded timing samples with this seed (0: as recorded)");
+  arc::tools::add_integer_flag(
+      run, "--resample", choice.resample_seed, arc::actors::kSeedRange,
+      "replay: redraw recorded timing samples with this seed (0: as recorded)");
 
   auto* resume = app.add_subcommand("resume", "continue an interrupted campaign from its log");
   std::string resume_dir;
@@ -433,8 +442,10 @@ int main(int argc, char** argv) {
   bool sweep_quiet = false;
   sweep->add_option("problem", sweep_problem, "problem.toml or its folder")->required();
   sweep->add_option("--run-dir", sweep_dir, "run directory (default runs/sweep-NAME-TIME-PID)");
-  sweep->add_option("--sample", sweep_sample, "measure this many candidates (default: all)");
-  sweep->add_option("--seed", sweep_seed, "sampling and input seed");
+  arc::tools::add_integer_flag(sweep, "--sample", sweep_sample, kSweepSampleRange,
+                               "measure this many candidates (default: all)");
+  arc::tools::add_integer_flag(sweep, "--seed", sweep_seed, arc::actors::kSeedRange,
+                               "sampling and input seed");
   sweep->add_option("--campaign", sweep_campaign, "take [evaluation] from this campaign file");
   sweep->add_flag("--quiet", sweep_quiet, "no progress");
 
@@ -471,10 +482,8 @@ int main(int argc, char** argv) {
   uint32_t confirm_rounds = 5;
   bool confirm_json = false;
   confirm->add_option("run_dir", confirm_dir, "run directory")->required();
-  confirm
-      ->add_option("--rounds", confirm_rounds,
-                   "pairs of evaluations, alternating order (default 5)")
-      ->check(CLI::Range(1u, 1000u));
+  arc::tools::add_integer_flag(confirm, "--rounds", confirm_rounds, kConfirmRoundsRange,
+                               "pairs of evaluations, alternating order (default 5)");
   confirm->add_flag("--json", confirm_json, "print the confirmation as JSON");
   add_sandbox_flag(confirm);
   confirm->add_option("--evaluator", choice.kind, evaluator_help(true))

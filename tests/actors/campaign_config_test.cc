@@ -46,9 +46,9 @@ TEST_F(CampaignConfigTest, ParsesEveryField) {
   EXPECT_EQ(r->mode, Mode::kAsync);
   EXPECT_EQ(r->evaluation.rounds, 2u);
   EXPECT_EQ(r->evaluation.repetitions, 7u);
-  EXPECT_EQ(r->evaluation.warmup, 10u);  // default
+  EXPECT_EQ(r->evaluation.warmup, 10u);     // default
   EXPECT_EQ(r->evaluation.timing, "auto");  // default
-  EXPECT_EQ(r->wins_bound, 0u);          // unbounded
+  EXPECT_EQ(r->wins_bound, 0u);             // unbounded
   EXPECT_EQ(r->traps_bound, 4u);
   ASSERT_EQ(r->agents.size(), 1u);
   EXPECT_EQ(r->agents[0].skill, "tiling");
@@ -60,19 +60,20 @@ TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
     std::string from, to, field, expected;
   };
   const std::vector<Case> cases = {
-      {"budget = 12", "budget = \"x\"", "campaign.budget", "expected a positive integer"},
-      {"budget = 12", "budget = 0", "campaign.budget", "expected a positive integer"},
+      {"budget = 12", "budget = \"x\"", "campaign.budget", "expected an integer in [1, 1000000]"},
+      {"budget = 12", "budget = 0", "campaign.budget",
+       "expected an integer in [1, 1000000], got 0"},
       {"mode = \"async\"", "mode = \"fast\"", "campaign.mode", "\"async\" or \"lockstep\""},
       {"name = \"c\"\n", "", "campaign.name", "expected a string"},
       {"problem = \"problem.toml\"", "problem = \"nope.toml\"", "campaign.problem",
        "expected an existing problem.toml"},
-      {"rounds = 2", "rounds = 0", "evaluation.rounds", "positive integer"},
-      {"repetitions = 7", "repetitions = 2", "evaluation.repetitions", "an integer >= 3"},
+      {"rounds = 2", "rounds = 0", "evaluation.rounds", "an integer in [1, 1000]"},
+      {"repetitions = 7", "repetitions = 2", "evaluation.repetitions", "an integer in [3, 100000]"},
       {"repetitions = 7", "repetitions = 7\ntiming = \"fast\"", "evaluation.timing",
        "expected \"auto\", \"cuda_events\" or \"cupti\", got \"fast\""},
       {"repetitions = 7", "repetitions = 7\ntiming = 1", "evaluation.timing",
        "expected \"auto\", \"cuda_events\" or \"cupti\", got an integer"},
-      {"traps = 4", "traps = -1", "memory.traps", "a positive integer or \"unbounded\""},
+      {"traps = 4", "traps = -1", "memory.traps", "an integer in [1, 1073741824] or \"unbounded\""},
       {"skill = \"tiling\"", "skill = \"nosuch\"", "agents[0].skill", "a skill folder"},
       {"name = \"t1\"", "name = \"bad name\"", "agents[0].name", "letters, digits"},
       {"seed = 3", "seed = 3\ncolour = 1", "campaign.colour", "unknown field"},

@@ -197,7 +197,7 @@ TEST(Cli, BadCampaignNamesFileAndFieldAndWritesNothing) {
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find(file.string()), std::string::npos) << out;
   EXPECT_NE(out.find("campaign.budget"), std::string::npos) << out;
-  EXPECT_NE(out.find("expected a positive integer"), std::string::npos) << out;
+  EXPECT_NE(out.find("expected an integer in [1, 1000000]"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(run_dir));
 }
 
@@ -404,7 +404,7 @@ TEST(Cli, BadProblemNamesFileAndFieldAndWritesNothing) {
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find((dir / "problem.toml").string()), std::string::npos) << out;
   EXPECT_NE(out.find("workloads[1].axes.cols"), std::string::npos) << out;
-  EXPECT_NE(out.find("positive integer"), std::string::npos) << out;
+  EXPECT_NE(out.find("an integer in [1, 1099511627776]"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(run_dir));
 }
 

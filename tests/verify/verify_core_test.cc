@@ -153,6 +153,7 @@ TEST_F(VerifyCore, APreambleNeedsNoCores) {
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->ok);
   EXPECT_EQ(r->divergence_seq, 2u);
+  EXPECT_TRUE(r->damaged) << "a log that lost its CampaignStarted is damaged, not divergent";
   EXPECT_FALSE(verify_preamble(log_));
   log_.front().payload.AsCampaignStarted()->mode = "sweep";
   ASSERT_TRUE(verify_preamble(log_));
