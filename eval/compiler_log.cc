@@ -38,9 +38,7 @@ std::string withhold_foreign_diagnostics(std::string_view log,
     pos = end + 1;
     bool keep = false;
     if (starts_with(line, "In file included from ") ||
-        starts_with(line, "                 from ")) {
-      keep = true;
-    } else if (driver_line(line)) {
+        starts_with(line, "                 from ") || driver_line(line)) {
       keep = true;
     } else if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) {
       keep = last_kept;  // continuation: goes with what it continues

@@ -22,11 +22,11 @@ namespace arc::tools {
 // The integer a flag variable holds: T, or T of std::optional<T> (a flag that overrides).
 template <class T>
 struct FlagInteger {
-  using type = T;
+  using type = T;  // NOLINT(readability-identifier-naming): the standard trait's member name
 };
 template <class T>
 struct FlagInteger<std::optional<T>> {
-  using type = T;
+  using type = T;  // NOLINT(readability-identifier-naming): the standard trait's member name
 };
 
 // `out`: an unsigned integer, or a std::optional of one, that holds every value of `range`.
