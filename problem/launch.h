@@ -6,10 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "base/numeric_range.h"
 #include "base/status.h"
 #include "problem/problem.h"
 
 namespace arc::problem {
+
+// The range of a family's workspace, in bytes (docs/problem-format-cuda.md): beyond 1 TiB it
+// is a typo, not a buffer. (Dynamic shared memory has no static bound: what a device allows is
+// checked when the kernel launches, and a search space may reach past it at its extremes.)
+inline constexpr IntegerRange kWorkspaceBytesRange{0, uint64_t{1} << 40};
 
 // The first launch field that does not resolve: which launch, which of its fields ("grid[0]",
 // "block", "shared"), and what was expected and found.

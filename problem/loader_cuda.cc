@@ -165,13 +165,13 @@ void Loader::check_resolution(const std::vector<Launch>& launches, const std::st
         return;
       }
       if (workspace == nullptr) continue;
-      const std::string expected = "a number of bytes >= 0";
+      const std::string expected = "a number of bytes: " + kWorkspaceBytesRange.text();
       int64_t bytes = 0;
       if (!integer_value(*workspace, names, hints, "workspace", expected, bytes, err)) {
         fail(workspace_field, err.expected, err.got + where);
         return;
       }
-      if (bytes < 0) {
+      if (!kWorkspaceBytesRange.contains(bytes)) {
         fail(workspace_field, expected,
              in_quotes(*workspace) + " = " + std::to_string(bytes) + where);
         return;

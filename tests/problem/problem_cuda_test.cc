@@ -815,8 +815,13 @@ TEST_F(TempCudaProblem, LaunchValuesAreCheckedForEveryWorkload) {
 
 TEST_F(TempCudaProblem, NegativeWorkspace) {
   expect_error(with("workspace = \"rows * 4\"", "workspace = \"rows * 4 - 100\""),
-               {"field 'families[1].workspace'", "expected a number of bytes >= 0",
+               {"field 'families[1].workspace'",
+                "expected a number of bytes: an integer in [0, 1099511627776]",
                 "got \"rows * 4 - 100\" = -84 for workload 'small'"});
+  expect_error(
+      with("workspace = \"rows * 4\"", "workspace = \"rows * 1099511627776\""),
+      {"field 'families[1].workspace'",
+       "expected a number of bytes: an integer in [0, 1099511627776]", "for workload 'small'"});
   expect_error(with("workspace = \"rows * 4\"", "workspace = 2.5"),
                {"field 'families[1].workspace'", "a byte count", "got 2.5"});
 }
