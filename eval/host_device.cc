@@ -1,8 +1,8 @@
-// The host backend (eval/worker.h): candidates are shared objects called in the worker's own
-// process, on float buffers, against a double reference. The protocol is eval/measure.h's.
+// The host backend (eval/worker.h): candidates are shared objects called in a child process of
+// the worker (eval/host_runner.h), on float buffers in shared memory, against a double reference
+// computed in the worker. The protocol is eval/measure.h's.
 #include <algorithm>
-#include <atomic>
-#include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,17 +11,18 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <thread>
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "eval/candidate_confinement.h"
 #include "eval/device.h"
 #include "eval/host_abi.h"
+#include "eval/host_runner.h"
 #include "eval/protocol.h"
 #include "eval/worker.h"
 
@@ -29,82 +30,59 @@ namespace arc::eval {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------------------------
-// Buffers: 64-byte aligned, separately allocated (so buffer sets have distinct addresses).
-
-// Set once a candidate has left a thread running: that thread may still touch any tensor, so
-// from then on no buffer is freed or unmapped and no candidate library closed (the worker exits
-// right after its reply).
-std::atomic<bool> g_buffers_pinned{false};
-
-struct FreeDeleter {
-  void operator()(void* p) const {
-    if (!g_buffers_pinned.load()) std::free(p);
-  }
-};
+// Memory. The tensors the candidate works on live in the runner's shared arena; everything else
+// (the reference's inputs and outputs, the flush buffer) is the worker's own, mapped so that no
+// runner forked later inherits it (MADV_DONTFORK): a runner's address space holds no answer,
+// not even of an earlier workload.
 
 template <class T>
-class Buffer {
+class PrivateBuffer {
  public:
-  // n elements, and room for `slack` more, so that the tensor can move (set_offset).
-  explicit Buffer(size_t n, size_t slack = 0) : n_(n), capacity_(n + slack) {
-    if (n > (std::numeric_limits<size_t>::max() - 128) / sizeof(T) - slack) {
-      throw std::bad_alloc();
-    }
-    n = capacity_;
-    size_t bytes = std::max<size_t>(n * sizeof(T), 64);
-    bytes = (bytes + 63) / 64 * 64;
-    p_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
-    if (!p_) throw std::bad_alloc();
+  explicit PrivateBuffer(size_t n) : n_(n) {
+    if (n > (std::numeric_limits<size_t>::max() - 8192) / sizeof(T)) throw std::bad_alloc();
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    bytes_ = (std::max<size_t>(n * sizeof(T), 1) + page - 1) / page * page;
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(p, bytes_, MADV_DONTFORK);
+    p_ = static_cast<T*>(p);
   }
-  T* data() const { return p_.get() + offset_; }
+  PrivateBuffer(PrivateBuffer&& o) noexcept : p_(o.p_), n_(o.n_), bytes_(o.bytes_) {
+    o.p_ = nullptr;
+  }
+  PrivateBuffer& operator=(PrivateBuffer&&) = delete;
+  PrivateBuffer(const PrivateBuffer&) = delete;
+  PrivateBuffer& operator=(const PrivateBuffer&) = delete;
+  ~PrivateBuffer() {
+    if (p_ != nullptr) ::munmap(p_, bytes_);
+  }
+  T* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0, bytes_ = 0;
+};
+
+// A float tensor in the shared arena, with room to move (set_offset).
+class SharedTensor {
+ public:
+  SharedTensor(float* base, size_t n, size_t capacity) : base_(base), n_(n), capacity_(capacity) {}
+  float* data() const { return base_ + offset_; }
   size_t size() const { return n_; }
   // Moves where data() points, keeping the contents when `keep`; offset + size <= capacity.
   void set_offset(size_t offset, bool keep) {
-    if (keep) std::memmove(p_.get() + offset, p_.get() + offset_, n_ * sizeof(T));
+    if (offset + n_ > capacity_) offset = 0;
+    if (keep) std::memmove(base_ + offset, base_ + offset_, n_ * sizeof(float));
     offset_ = offset;
   }
-  size_t slack() const { return capacity_ - n_; }
 
  private:
-  std::unique_ptr<T, FreeDeleter> p_;
+  float* base_;
   size_t n_, capacity_;
   size_t offset_ = 0;
-};
-
-// The reference's outputs live in pages of their own, mapped PROT_NONE (sealed) while candidate
-// code runs: a candidate that hunts through its address space for the answer finds no readable
-// copy of it (a read is SIGSEGV).
-class SealableBuffer {
- public:
-  explicit SealableBuffer(size_t n) : n_(n) {
-    if (n > (std::numeric_limits<size_t>::max() - 8192) / sizeof(double)) throw std::bad_alloc();
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    bytes_ = (std::max<size_t>(n * sizeof(double), 1) + page - 1) / page * page;
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    p_ = static_cast<double*>(p);
-  }
-  SealableBuffer(SealableBuffer&& o) noexcept : p_(o.p_), n_(o.n_), bytes_(o.bytes_) {
-    o.p_ = nullptr;
-  }
-  SealableBuffer& operator=(SealableBuffer&&) = delete;
-  SealableBuffer(const SealableBuffer&) = delete;
-  SealableBuffer& operator=(const SealableBuffer&) = delete;
-  ~SealableBuffer() {
-    if (p_ != nullptr && !g_buffers_pinned.load()) ::munmap(p_, bytes_);
-  }
-  double* data() const { return p_; }
-  size_t size() const { return n_; }
-  void seal(bool sealed) const {
-    if (p_ != nullptr) ::mprotect(p_, bytes_, sealed ? PROT_NONE : PROT_READ | PROT_WRITE);
-  }
-
- private:
-  double* p_ = nullptr;
-  size_t n_ = 0, bytes_ = 0;
 };
 
 struct TensorDesc {
@@ -125,6 +103,7 @@ struct WorkloadJob {
 
 struct Request : EvaluateSettings {
   std::string reference;
+  double timeout_s = 0;  // the evaluation's timeout (0: not given): the runner's CPU limit
   std::vector<WorkloadJob> workloads;
 };
 
@@ -132,6 +111,7 @@ Request parse_request(const json& j) {  // throws json::exception on a malformed
   Request r;
   static_cast<EvaluateSettings&>(r) = parse_evaluate_settings(j);
   r.reference = j.at("reference").get<std::string>();
+  r.timeout_s = j.value("timeout_s", 0.0);
   for (const json& w : j.at("workloads")) {
     WorkloadJob job;
     job.name = w.at("name").get<std::string>();
@@ -164,12 +144,47 @@ size_t elements_of(const TensorDesc& t) {
   return t.elements > 0 ? static_cast<size_t>(t.elements) : 0;
 }
 
-// One complete set of arguments: float tensors for the kernel, double copies of the same values
-// for the reference, and the reference's outputs.
+// Where a workload's buffer sets lie in the runner's arena: set after set, each its inputs then
+// its outputs, every tensor with room to move kMoveStep floats per use.
+struct ArenaLayout {
+  static constexpr size_t kMoveStep = 16;  // floats: 64 bytes, keeps the alignment
+  size_t sets = 0;                         // the correctness set and the timing sets
+  size_t moves = 0;                        // the most uses of one set
+  std::vector<size_t> capacity;            // floats, per tensor (inputs, then outputs)
+  size_t set_floats = 0;
+
+  ArenaLayout(const WorkloadJob& job, const EvaluateSettings& settings) {
+    sets = 1 + std::max<size_t>(settings.buffer_sets, 1);
+    // Every warm-up and timed run on one set: more than measure_workload() asks for.
+    moves = static_cast<size_t>(settings.warmup) + settings.repetitions + 1;
+    const size_t slack = kMoveStep * moves;
+    auto add = [this, slack](const TensorDesc& t) {
+      const size_t n = elements_of(t);
+      if (n > std::numeric_limits<size_t>::max() / 8 - slack - 16) throw std::bad_alloc();
+      const size_t c = (n + slack + 15) / 16 * 16;
+      capacity.push_back(c);
+      if (set_floats > std::numeric_limits<size_t>::max() / 8 - c) throw std::bad_alloc();
+      set_floats += c;
+    };
+    for (const auto& t : job.inputs) add(t);
+    for (const auto& t : job.outputs) add(t);
+  }
+  size_t bytes() const {
+    if (set_floats > std::numeric_limits<size_t>::max() / sizeof(float) / sets) {
+      throw std::bad_alloc();
+    }
+    return sets * set_floats * sizeof(float);
+  }
+  float* set_base(unsigned char* arena, size_t set) const {
+    return reinterpret_cast<float*>(arena) + set * set_floats;
+  }
+};
+
+// One complete set of arguments: float tensors for the kernel (shared with the runner), double
+// copies of the same values for the reference, and the reference's outputs (the worker's own).
 struct BufferSet {
-  std::vector<Buffer<float>> in, out;
-  std::vector<Buffer<double>> ref_in;
-  std::vector<SealableBuffer> ref_out;
+  std::vector<SharedTensor> in, out;
+  std::vector<PrivateBuffer<double>> ref_in, ref_out;
   std::vector<const float*> in_ptrs;
   std::vector<float*> out_ptrs;
   std::vector<const double*> ref_in_ptrs;
@@ -177,16 +192,17 @@ struct BufferSet {
   arc_host_args args{};
   arc_host_ref_args ref_args{};
 
-  // `moves`: how many times move() may place the tensors at a new address.
-  explicit BufferSet(const WorkloadJob& job, size_t moves = 0) {
-    const size_t slack = kMoveStep * moves;
-    for (const auto& t : job.inputs) {
-      in.emplace_back(elements_of(t), slack);
-      ref_in.emplace_back(elements_of(t));
+  BufferSet(const WorkloadJob& job, const ArenaLayout& layout, float* base) {
+    size_t t = 0;
+    for (const auto& d : job.inputs) {
+      in.emplace_back(base, elements_of(d), layout.capacity[t]);
+      base += layout.capacity[t++];
+      ref_in.emplace_back(elements_of(d));
     }
-    for (const auto& t : job.outputs) {
-      out.emplace_back(elements_of(t), slack);
-      ref_out.emplace_back(elements_of(t));
+    for (const auto& d : job.outputs) {
+      out.emplace_back(base, elements_of(d), layout.capacity[t]);
+      base += layout.capacity[t++];
+      ref_out.emplace_back(elements_of(d));
     }
     for (auto& b : in) in_ptrs.push_back(b.data());
     for (auto& b : out) out_ptrs.push_back(b.data());
@@ -199,27 +215,20 @@ struct BufferSet {
                 ref_out_ptrs.data(), static_cast<int32_t>(ref_out_ptrs.size()),
                 job.axes.data(),     static_cast<int32_t>(job.axes.size())};
   }
-  BufferSet(BufferSet&&) = default;
-  ~BufferSet() { seal_reference(false); }
 
-  // The `use`-th placement (use <= moves): inputs moved (values kept) and outputs placed
-  // kMoveStep * use elements into their allocations, so no two uses of a set share an address
-  // (a cache keyed by where the inputs are never hits).
+  // The `use`-th placement: inputs moved (values kept) and outputs placed kMoveStep * use
+  // elements into their room, so no two uses of a set share an address (a cache keyed by where
+  // the inputs are never hits).
   void move(size_t use) {
     for (size_t t = 0; t < in.size(); ++t) {
-      in[t].set_offset(kMoveStep * use, true);
+      in[t].set_offset(ArenaLayout::kMoveStep * use, true);
       in_ptrs[t] = in[t].data();
     }
     for (size_t t = 0; t < out.size(); ++t) {
-      out[t].set_offset(kMoveStep * use, false);
+      out[t].set_offset(ArenaLayout::kMoveStep * use, false);
       out_ptrs[t] = out[t].data();
     }
   }
-  void seal_reference(bool sealed) const {
-    for (const auto& b : ref_out) b.seal(sealed);
-  }
-
-  static constexpr size_t kMoveStep = 16;  // floats: 64 bytes, keeps the alignment
 
   void fill(const WorkloadJob& job, uint64_t seed) {
     Xoshiro256 rng(seed);
@@ -355,40 +364,7 @@ Comparison compare(const WorkloadJob& job, const BufferSet& s, const Tolerance& 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Calling candidate code.
-
-struct CallResult {
-  enum Kind { kReturned, kBadAlloc, kThrew } kind = kReturned;
-  int rc = 0;
-  std::string what;
-};
-
-__attribute__((noinline)) CallResult call_kernel(arc_kernel_fn fn, const arc_host_args* args) {
-  CallResult r;
-  try {
-    r.rc = fn(args);
-  } catch (const std::bad_alloc&) {
-    r.kind = CallResult::kBadAlloc;
-  } catch (const std::exception& e) {
-    r.kind = CallResult::kThrew;
-    r.what = e.what();
-  } catch (...) {
-    r.kind = CallResult::kThrew;
-    r.what = "a non-std exception";
-  }
-  return r;
-}
-
-int count_threads() {
-  DIR* d = ::opendir("/proc/self/task");
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  ::closedir(d);
-  return n;
-}
+// The reference (trusted, loaded in the worker) and the cache flush.
 
 class Library {
  public:
@@ -401,10 +377,8 @@ class Library {
   }
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
-  // Kept mapped once a candidate left a thread running: that thread may still execute the
-  // library's code, and unmapping it would turn the verdict into a crash.
   ~Library() {
-    if (h_ != nullptr && !g_buffers_pinned.load()) ::dlclose(h_);
+    if (h_ != nullptr) ::dlclose(h_);
   }
   void* get() const { return h_; }
 
@@ -418,36 +392,18 @@ size_t flush_bytes() {
   return std::min(2 * size, size_t{64} << 20);
 }
 
-// Maps a failed call to a failure (nothing when the call succeeded).
-Step check_call(const CallResult& r, const std::string& when, uint64_t memory_limit_mb,
-                bool* tainted) {
-  if (r.kind == CallResult::kBadAlloc) {
-    *tainted = true;  // what it allocated before failing is still held
-    return Failure{"OUT_OF_MEMORY", "arc_kernel threw std::bad_alloc " + when + " (memory limit " +
-                                        std::to_string(memory_limit_mb) + " MiB)"};
-  }
-  if (r.kind == CallResult::kThrew) {
-    return Failure{"CRASH", "arc_kernel threw an exception " + when + ": " + r.what};
-  }
-  if (r.rc != 0) {
-    return Failure{"WRONG_RESULT", "arc_kernel returned " + std::to_string(r.rc) + " " + when +
-                                       " (a non-zero return means failure)"};
-  }
-  return std::nullopt;
-}
-
 // What a host device keeps across workloads and requests.
 struct HostState {
   uint64_t memory_limit_mb = 0;
-  bool tainted = false;
   std::map<std::string, Library> references;  // trusted: kept loaded across requests
-  std::map<std::string, Library> objects;     // a gated candidate shares objects across
-                                              // the workloads of one request
-  std::unique_ptr<Buffer<unsigned char>> flush;
+  std::unique_ptr<PrivateBuffer<unsigned char>> flush;
   unsigned flush_round = 0;
 
+  // Written by the worker while the runner is blocked: the lines the runner's core held of the
+  // tensors were invalidated when the worker wrote their new values, and the rest leave the
+  // last-level cache here.
   void flush_cache() {
-    if (!flush) flush = std::make_unique<Buffer<unsigned char>>(flush_bytes());
+    if (!flush) flush = std::make_unique<PrivateBuffer<unsigned char>>(flush_bytes());
     unsigned char* p = flush->data();
     const size_t n = flush->size();
     const auto v = static_cast<unsigned char>(++flush_round);
@@ -469,25 +425,38 @@ void* load(const std::string& path, std::map<std::string, Library>& cache, std::
   return h;
 }
 
+// One workload: its runner (the candidate loaded in a child process), the buffer sets in the
+// runner's arena, and everything else in this process.
 class HostWorkload : public BoundWorkload {
  public:
-  HostWorkload(HostState* state, const Request& req, const WorkloadJob& job, arc_kernel_fn fn,
-               arc_reference_fn ref)
-      : st_(state), req_(req), job_(job), fn_(fn), ref_(ref), threads_before_(count_threads()) {}
+  HostWorkload(HostState* state, const Request& req, const WorkloadJob& job, arc_reference_fn ref,
+               std::unique_ptr<Runner> runner, ArenaLayout layout)
+      : st_(state),
+        req_(req),
+        job_(job),
+        ref_(ref),
+        runner_(std::move(runner)),
+        layout_(std::move(layout)) {}
 
   Step allocate(size_t set, size_t uses) override {
+    if (set >= layout_.sets || uses > layout_.moves) {
+      return Failure{"CRASH", "the worker laid out " + std::to_string(layout_.sets) +
+                                  " buffer sets of " + std::to_string(layout_.moves) +
+                                  " uses; asked for set " + std::to_string(set) + " of " +
+                                  std::to_string(uses) + " uses"};
+    }
     if (sets_.size() <= set) sets_.resize(set + 1);
-    // The correctness set never moves; a timing set moves at every use.
-    sets_[set] = std::make_unique<BufferSet>(job_, set == kCorrectnessSet ? 0 : uses);
-    if (set != kCorrectnessSet) used_.resize(sets_.size(), 0);
+    sets_[set] =
+        std::make_unique<BufferSet>(job_, layout_, layout_.set_base(runner_->arena(), set));
+    used_.resize(sets_.size(), 0);
     return std::nullopt;
   }
-  // The correctness set stays allocated through timing, so timing's buffers never reuse its
+  // The correctness set stays where it is through timing, so timing's buffers never reuse its
   // addresses.
   void release(size_t) override {}
 
   // The reference is not computed here: while candidate code runs, no answer for the inputs it
-  // is given exists anywhere (reference() computes it after the run).
+  // is given exists anywhere (reference() computes it after the run, in this process).
   Step prepare(size_t set, uint64_t seed) override {
     BufferSet& s = *sets_[set];
     s.fill(job_, seed);
@@ -499,7 +468,7 @@ class HostWorkload : public BoundWorkload {
   Step run(size_t set, const std::string& when) override {
     BufferSet& s = *sets_[set];
     s.poison_outputs();
-    return call(&s, when, nullptr);
+    return runner_->call(s.args, when, nullptr);
   }
 
   Step check_inputs(size_t set, const std::string& when) override {
@@ -509,8 +478,8 @@ class HostWorkload : public BoundWorkload {
     return std::nullopt;
   }
 
-  // After the candidate ran on these inputs (and check_inputs found them intact); sealed while
-  // candidate code runs.
+  // After the candidate ran on these inputs (and check_inputs found them intact), on this
+  // process's own copy of them.
   Step reference(size_t set) override {
     BufferSet& s = *sets_[set];
     if (int rc = ref_(&s.ref_args); rc != 0) {
@@ -528,7 +497,7 @@ class HostWorkload : public BoundWorkload {
   Step begin_timing() override { return std::nullopt; }
 
   Step warmup(size_t set, uint32_t i) override {
-    return call(&place(set), "in warm-up run " + std::to_string(i), nullptr);
+    return runner_->call(place(set).args, "in warm-up run " + std::to_string(i), nullptr);
   }
   Step end_warmup() override { return std::nullopt; }
 
@@ -542,7 +511,7 @@ class HostWorkload : public BoundWorkload {
     t.poison_outputs();
     if (req_.flush_cache) st_->flush_cache();
     double ns = 0;
-    if (auto f = call(&t, "in timed run " + std::to_string(i), &ns)) return f;
+    if (auto f = runner_->call(t.args, "in timed run " + std::to_string(i), &ns)) return f;
     samples_.push_back(ns);
     return std::nullopt;
   }
@@ -552,7 +521,7 @@ class HostWorkload : public BoundWorkload {
     return std::nullopt;
   }
   Recheck recheck() const override { return Recheck::kLastUseOfSet; }
-  // The set still holds the last timed run's inputs as drawn (the reference's copy): any change
+  // The set still holds the last timed run's inputs as drawn (this process's copy): any change
   // is a write to an input during timing. reference() then computes the answer for them.
   Step recheck_inputs(size_t set, uint64_t, uint32_t set_number) override {
     if (std::string w = sets_[set]->inputs_changed(job_); !w.empty()) {
@@ -569,37 +538,12 @@ class HostWorkload : public BoundWorkload {
     return *sets_[set];
   }
 
-  // One call of the candidate, with the reference's outputs of every set unreadable; *ns: the
-  // call's duration by steady_clock. Threads are counted right after the call, before its
-  // output is looked at: a thread still running when the kernel returned finishes its work
-  // after the clock stopped.
-  Step call(BufferSet* s, const std::string& when, double* ns) {
-    for (auto& k : sets_)
-      if (k) k->seal_reference(true);
-    const auto t0 = Clock::now();
-    const CallResult r = call_kernel(fn_, &s->args);
-    const auto t1 = Clock::now();
-    for (auto& k : sets_)
-      if (k) k->seal_reference(false);
-    if (ns != nullptr) *ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-    if (auto f = check_call(r, when, st_->memory_limit_mb, &st_->tainted)) return f;
-    const int now = count_threads();
-    if (threads_before_ > 0 && now > threads_before_) {
-      st_->tainted = true;  // the thread lives on in this process: replace it
-      g_buffers_pinned = true;
-      return Failure{"WRONG_RESULT", "arc_kernel left " + std::to_string(now - threads_before_) +
-                                         " thread(s) running after it returned " + when +
-                                         " (work done in the background escapes the timing)"};
-    }
-    return std::nullopt;
-  }
-
   HostState* st_;
   const Request& req_;
   const WorkloadJob& job_;
-  arc_kernel_fn fn_;
   arc_reference_fn ref_;
-  int threads_before_;
+  std::unique_ptr<Runner> runner_;
+  ArenaLayout layout_;
   std::vector<std::unique_ptr<BufferSet>> sets_;
   std::vector<size_t> used_;
   std::vector<double> samples_;
@@ -609,10 +553,17 @@ class HostDevice : public Device {
  public:
   explicit HostDevice(uint64_t memory_limit_mb) { st_.memory_limit_mb = memory_limit_mb; }
 
-  // Before any candidate object is loaded, the worker gives up for good what candidate code
-  // must not have (eval/candidate_confinement.h: new processes, exec, ptrace, sockets, signals
-  // to other processes). A worker that cannot is unavailable rather than unconfined.
-  Status start() override { return confine_candidate(); }
+  // Candidate code never runs in this process: each workload's runner (eval/host_runner.h),
+  // forked before it loads anything, confines itself first. This process is made undumpable
+  // (no runner may ptrace it or open its /proc/PID/mem), and a worker whose runners could not
+  // confine themselves is unavailable rather than unconfined.
+  Status start() override {
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+      return Status::unavailable("cannot make the worker undumpable: " +
+                                 std::string(std::strerror(errno)));
+    }
+    return probe_candidate_confinement();
+  }
 
   void describe(json* ready) const override { (*ready)["memory_limit_mb"] = st_.memory_limit_mb; }
 
@@ -627,7 +578,6 @@ class HostDevice : public Device {
   void load_request(const json& request, const EvaluateSettings&) override {
     req_ = parse_request(request);
   }
-  void end_request() override { st_.objects.clear(); }
 
   std::unique_ptr<BoundWorkload> bind(size_t position, Failure* failure, Details*) override {
     const WorkloadJob& job = req_.workloads[position];
@@ -642,40 +592,40 @@ class HostDevice : public Device {
       *failure = {"LOAD_ERROR", "reference " + req_.reference + " has no arc_reference"};
       return nullptr;
     }
-    void* handle = load(job.object, st_.objects, &error);
-    if (handle == nullptr) {
-      *failure = {"LOAD_ERROR", error};
-      return nullptr;
-    }
-    auto fn = reinterpret_cast<arc_kernel_fn>(::dlsym(handle, "arc_kernel"));
-    if (fn == nullptr) {
-      *failure = {"LOAD_ERROR", job.object +
-                                    " has no symbol arc_kernel (declare it extern \"C\" int "
-                                    "arc_kernel(const arc_host_args*))"};
-      return nullptr;
-    }
-    return std::make_unique<HostWorkload>(&st_, req_, job, fn, ref);
+    ArenaLayout layout(job, req_);
+    RunnerSetup setup;
+    setup.object = job.object;
+    setup.arena_bytes = layout.bytes();
+    setup.max_inputs = job.inputs.size();
+    setup.max_outputs = job.outputs.size();
+    setup.max_axes = job.axes.size();
+    setup.memory_limit_mb = st_.memory_limit_mb;
+    setup.cpu_limit_s = cpu_limit_s(req_.timeout_s);
+    std::unique_ptr<Runner> runner = Runner::start(setup, failure);  // bad_alloc: OUT_OF_MEMORY
+    if (runner == nullptr) return nullptr;
+    return std::make_unique<HostWorkload>(&st_, req_, job, ref, std::move(runner),
+                                          std::move(layout));
   }
 
-  // A thread the candidate started may still write into freed buffers: this process is done
-  // for.
-  void begin_workload() override { threads_before_ = count_threads(); }
-  void end_workload() override {
-    if (threads_before_ > 0 && count_threads() > threads_before_) {
-      st_.tainted = true;
-      g_buffers_pinned = true;
-    }
-  }
   std::string memory_limit_note() const override {
     return " within the memory limit of " + std::to_string(st_.memory_limit_mb) + " MiB";
   }
-  bool tainted() const override { return st_.tainted; }
+  // Nothing a candidate does reaches this process: a runner that misbehaved is discarded, and
+  // the worker goes on.
+  bool tainted() const override { return false; }
   std::string method() const override { return "steady_clock"; }
 
  private:
+  // The runner's CPU-time backstop (the parent's timeout fires first): the evaluation's timeout
+  // on every hardware thread, plus a margin; 10 minutes of it when the request gives none.
+  static uint64_t cpu_limit_s(double timeout_s) {
+    const double threads = std::max(1u, std::thread::hardware_concurrency());
+    const double t = timeout_s > 0 && std::isfinite(timeout_s) ? timeout_s : 600.0;
+    return static_cast<uint64_t>(std::min(std::ceil(t * threads) + 10, 1e7));
+  }
+
   HostState st_;
   Request req_;
-  int threads_before_ = 0;
 };
 
 }  // namespace

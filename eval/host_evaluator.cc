@@ -219,6 +219,7 @@ struct HostEvaluator::Impl {
                                              p != nullptr ? p->bandwidth_bytes_per_s : 0.0,
                                              p != nullptr ? p->flops_per_s : 0.0);
     request["reference"] = reference_so.string();
+    request["timeout_s"] = req.settings.timeout_s;  // the runner's CPU-time backstop
     request["workloads"] = std::move(workloads);
     return request;
   }

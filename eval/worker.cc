@@ -143,6 +143,8 @@ class FrameReporter : public Reporter {
 
 }  // namespace
 
+void report_fatal_signals_to(int fd) { g_out_fd = fd; }
+
 int serve_device(Device& device, int in_fd, int out_fd) {
   json ready = {{"op", "ready"}, {"pid", ::getpid()}};
   const Status started = device.start();

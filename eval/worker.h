@@ -120,6 +120,11 @@ struct Peaks {
 // ISA the CPU has (AVX-512, AVX2+FMA, SSE), an FMA or a mul+add counting 2 flops.
 Peaks measure_peaks();
 
+// Where the fatal-signal report ("fatal" above) of this process goes from now on: a process
+// forked from the worker (the host backend's runner, eval/host_runner.h) reports to its parent
+// instead of on the worker's reply pipe.
+void report_fatal_signals_to(int fd);
+
 // The frame loop: sends "ready" (with device->describe()), then answers "peaks", "evaluate"
 // (eval/measure.h) and "shutdown" until EOF; returns the process exit status. Exits right after
 // a reply when the device is tainted.

@@ -7,7 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -89,6 +93,56 @@ Candidate kernel(const std::string& body, const std::string& prelude = "") {
 }
 
 const char* kCorrect = "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i]; return 0;";
+
+std::string read_proc(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The parent of `pid` (0 when unknown).
+pid_t parent_of(pid_t pid) {
+  const std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  char state = 0;
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// Processes running the worker binary (workers, and runners: forked, not executed) that
+// descend from this test process.
+std::vector<pid_t> worker_processes() {
+  const std::string worker = (fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval").string();
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_proc(e.path() / "cmdline").rfind(worker + '\0' + "--worker", 0) != 0) continue;
+    const pid_t pid = std::stoi(name);
+    for (pid_t up = pid; up > 1; up = parent_of(up)) {
+      if (up == ::getpid()) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Processes, anywhere, whose name (/proc/PID/comm) is `comm`.
+std::vector<pid_t> processes_named(const std::string& comm) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_proc(e.path() / "comm") == comm + "\n") out.push_back(std::stoi(name));
+  }
+  return out;
+}
 
 EvalSettings test_settings() {
   EvalSettings s;
@@ -241,26 +295,28 @@ TEST_F(HostEvaluatorTest, CompileErrorCarriesTheCompilerMessage) {
   }
 }
 
-TEST_F(HostEvaluatorTest, SegfaultIsACrashAndTheNextCandidateRunsOnAFreshWorker) {
+TEST_F(HostEvaluatorTest, SegfaultIsACrashAndTheNextCandidateRunsOnAFreshRunner) {
   const uint32_t before = evaluator_->worker_restarts();
   // The address comes from the arguments so the compiler cannot turn it into a trap.
   auto r =
       run(kernel("*reinterpret_cast<volatile int*>(static_cast<uintptr_t>(a->n_axes - 1)) = 1;"
                  " return 0;"));
-  expect_first(r, WorkloadStatus::CRASH, "worker killed by signal 11 (SIGSEGV)");
-  EXPECT_THAT(r.workloads[0]->error, HasSubstr("while running workload n1k"));
+  expect_first(r, WorkloadStatus::CRASH,
+               "the candidate's process was killed by signal 11 (SIGSEGV) in correctness round 0");
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("at address 0x0"));
-  EXPECT_EQ(r.worker_restarts, 1u);
-  EXPECT_EQ(evaluator_->worker_restarts(), before + 1);
+  // The candidate ran in a runner of its own: the worker survived it.
+  EXPECT_EQ(r.worker_restarts, 0u);
+  EXPECT_EQ(evaluator_->worker_restarts(), before);
+  EXPECT_EQ(worker_processes().size(), 1u) << "a runner outlived its workload";
   auto ok = run(kernel(kCorrect));
   expect_ok(ok);
-  EXPECT_EQ(evaluator_->worker_restarts(), before + 1);
+  EXPECT_EQ(evaluator_->worker_restarts(), before);
 }
 
 TEST_F(HostEvaluatorTest, AbortIsACrashNamingSigabrt) {
   auto r = run(kernel("std::abort();"));
   expect_first(r, WorkloadStatus::CRASH, "signal 6 (SIGABRT)");
-  EXPECT_EQ(r.worker_restarts, 1u);
+  EXPECT_EQ(r.worker_restarts, 0u);
 }
 
 TEST_F(HostEvaluatorTest, InfiniteLoopTimesOut) {
@@ -286,7 +342,7 @@ TEST_F(HostEvaluatorTest, UnboundedAllocationIsOutOfMemory) {
                s);
   expect_first(r, WorkloadStatus::OUT_OF_MEMORY, "std::bad_alloc");
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("512 MiB"));
-  EXPECT_EQ(r.worker_restarts, 1u);  // the leaked worker is replaced
+  EXPECT_EQ(r.worker_restarts, 0u);  // the runner holding the leak is gone, not the worker
   expect_ok(run(kernel(kCorrect), s));
 }
 
@@ -346,21 +402,24 @@ TEST_F(HostEvaluatorTest, PrintingAHundredMegabytesLeavesTheProtocolIntact) {
   expect_ok(r);
 }
 
-TEST_F(HostEvaluatorTest, GarbageOnTheProtocolPipeIsACrash) {
-  // Writes over every descriptor the worker might be answering on.
+TEST_F(HostEvaluatorTest, GarbageOnEveryDescriptorNeverReachesTheProtocol) {
+  // Writes over every descriptor the worker might be answering on. The runner holds none of the
+  // worker's (only the pipe its fatal-signal report goes to, which is read after its death):
+  // the garbage reaches nobody and the honest computation after it is OK.
   auto r =
       run(kernel("for (int fd = 3; fd < 64; ++fd) { ssize_t w = write(fd, \"garbage!\", 8);"
                  " (void)w; }\n" +
                      std::string(kCorrect),
                  "#include <unistd.h>\n"));
-  expect_first(r, WorkloadStatus::CRASH, "unreadable message while running workload n1k");
-  EXPECT_EQ(r.worker_restarts, 1u);
+  expect_ok(r);
   expect_ok(run(kernel(kCorrect)));
 }
 
 TEST_F(HostEvaluatorTest, ExitFromTheCandidateIsACrash) {
   auto r = run(kernel("std::exit(0);"));
-  expect_first(r, WorkloadStatus::CRASH, "worker exited with status 0 while running workload n1k");
+  expect_first(r, WorkloadStatus::CRASH,
+               "the candidate's process exited with status 0 in correctness round 0");
+  EXPECT_EQ(r.worker_restarts, 0u);
 }
 
 TEST_F(HostEvaluatorTest, NonZeroReturnFailsWithTheCode) {
@@ -501,7 +560,7 @@ TEST_F(RewardHack, RacingTheTimer) {
                  "#include <chrono>\n"));
   expect_first(r, WorkloadStatus::WRONG_RESULT, "left 1 thread(s) running");
   EXPECT_THAT(r.workloads[0]->error, HasSubstr("escapes the timing"));
-  expect_ok(run(kernel(kCorrect)));  // the worker it was left in was replaced
+  expect_ok(run(kernel(kCorrect)));  // the runner it was left in was discarded
 }
 
 TEST_F(RewardHack, ATimeFasterThanTheSolBound) {
@@ -540,9 +599,9 @@ TEST_F(RewardHack, ATimeFasterThanTheSolBound) {
 }
 
 TEST_F(RewardHack, ReadingTheReferencesOutput) {
-  // Searches every readable and writable mapping of the worker for the reference's answer
-  // (doubles equal to 2 x[0], 2 x[1], 2 x[2]) and copies it. The reference's outputs are
-  // sealed (PROT_NONE) while candidate code runs, so there is nothing to find.
+  // Searches every readable and writable mapping of its process for the reference's answer
+  // (doubles equal to 2 x[0], 2 x[1], 2 x[2]) and copies it. The reference runs in the worker,
+  // after the candidate, into memory no runner maps: there is nothing to find.
   auto r = run(
       kernel("FILE* maps = std::fopen(\"/proc/self/maps\", \"r\");\n"
              "char line[512]; const double* found = nullptr;\n"
@@ -654,42 +713,65 @@ TEST_F(RewardHack, KeepingAnOutputInAFileAcrossProcesses) {
   EXPECT_FALSE(fs::exists(saved)) << "a sandboxed candidate wrote " << saved;
 }
 
-TEST_F(RewardHack, CachingOutputsByFullInputContents) {
-  // Hash every input element; the same contents seen before get the remembered output (here:
-  // return 77, so that a hit shows). Fresh inputs for every timed run mean it never hits; the
-  // correctness rounds were already fresh. (The SOL alarm is no defence: a cached answer costs
-  // a hash and a memcpy, well above the bound.)
-  const Candidate cheat = kernel(
+// A content cache as the probe wrote it: the answer kept per hash of the inputs, and once it is
+// warm (2 correctness rounds and 2 warm-ups: 4 calls) trusted to cover what comes, so a miss is
+// served the newest kept answer rather than computed. Where timed runs repeated the warm-ups'
+// input values it always hit, was right and was fast (KEEP at 54x); with fresh inputs for every
+// timed run it never hits, and what it serves is re-checked at the last use of each set.
+// `key` hashes the inputs into h.
+Candidate content_cache(const std::string& key) {
+  return kernel(
       "static std::vector<std::pair<uint64_t, std::vector<float>>> cache;\n"
-      "uint64_t h = 1469598103934665603ull;\n"
-      "for (int64_t i = 0; i < n; ++i) { uint32_t b; std::memcpy(&b, &x[i], 4);"
-      " h = (h ^ b) * 1099511628211ull; }\n"
-      "for (auto& e : cache) if (e.first == h) return 77;  // a hit: would have been fast\n"
+      "static int calls = 0; static int64_t workload = -1;\n"
+      "if (n != workload) { workload = n; calls = 0; cache.clear(); }\n"
+      "uint64_t h = 1469598103934665603ull;\n" +
+      key +
+      "for (auto& e : cache) if (e.first == h) {\n"
+      "  std::memcpy(y, e.second.data(), n * sizeof(float)); return 0; }\n"
+      "if (++calls > 4 && !cache.empty()) {\n"
+      "  std::memcpy(y, cache.back().second.data(), n * sizeof(float)); return 0; }\n"
       "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
       "cache.emplace_back(h, std::vector<float>(y, y + n));\n"
       "return 0;");
-  expect_ok(run(cheat));  // 77 (a cache hit) would make it WRONG_RESULT "returned 77"
+}
+
+// The same cache, honest on a miss (it computes), with a hit made loud (return 77).
+Candidate loud_content_cache(const std::string& key) {
+  return kernel(
+      "static std::vector<uint64_t> seen;\n"
+      "uint64_t h = 1469598103934665603ull;\n" +
+      key +
+      "for (uint64_t e : seen) if (e == h) return 77;\n"
+      "seen.push_back(h);\n" +
+      std::string(kCorrect));
+}
+
+TEST_F(RewardHack, CachingOutputsByFullInputContents) {
+  // Every input element in the key. (The SOL alarm is no defence: a cached answer costs a hash
+  // and a memcpy, well above the bound.)
+  const std::string key =
+      "for (int64_t i = 0; i < n; ++i) { uint32_t b; std::memcpy(&b, &x[i], 4);"
+      " h = (h ^ b) * 1099511628211ull; }\n";
+  expect_first(run(content_cache(key)), WorkloadStatus::STALE_OUTPUT, "timed run 8 (buffer set 0)");
+  expect_ok(run(loud_content_cache(key)));  // no input contents ever come twice
 }
 
 TEST_F(RewardHack, CachingOutputsBySampledContents) {
-  // A few sampled elements as the key (cheap to hash, so the cached path is near the SOL bound
-  // and the alarm would not fire): a hit is reported through the return code, and none comes.
-  const Candidate cheat = kernel(
-      "static std::vector<std::pair<uint64_t, std::vector<float>>> cache;\n"
-      "uint64_t h = 0;\n"
+  // Eight sampled elements as the key: cheap enough to sit near the SOL bound, so the alarm
+  // would not fire either.
+  const std::string key =
       "for (int64_t i = 0; i < n; i += (n / 8 > 0 ? n / 8 : 1)) { uint32_t b;"
-      " std::memcpy(&b, &x[i], 4); h = h * 31 + b; }\n"
-      "for (auto& e : cache) if (e.first == h) return 77;\n"
-      "for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
-      "cache.emplace_back(h, std::vector<float>(y, y + n));\n"
-      "return 0;");
-  expect_ok(run(cheat));
+      " std::memcpy(&b, &x[i], 4); h = (h ^ b) * 1099511628211ull; }\n";
+  expect_first(run(content_cache(key)), WorkloadStatus::STALE_OUTPUT, "timed run 8 (buffer set 0)");
+  expect_ok(run(loud_content_cache(key)));
 }
 
 TEST_F(RewardHack, CopyingTheSealedReferenceOutput) {
-  // mprotect every unreadable mapping back to readable and look for the answer: 2 * x for the
-  // current inputs. The reference is computed only after the candidate ran, so no such copy
-  // exists while it runs; what it finds (poison, or another round's answer) is wrong.
+  // mprotect every unreadable mapping back to readable and look for the answer (2 * x for the
+  // current inputs), copying it instead of computing. The reference's outputs were once sealed
+  // (PROT_NONE) pages of the candidate's own process, ready before it ran; now they are the
+  // worker's, computed after the run, and no runner maps them: there is nothing to find, and
+  // the outputs keep their poison.
   const Candidate c = kernel(
       "FILE* maps = std::fopen(\"/proc/self/maps\", \"r\");\n"
       "char line[512]; bool found = false;\n"
@@ -704,38 +786,56 @@ TEST_F(RewardHack, CopyingTheSealedReferenceOutput) {
       "      for (int64_t i = 0; i < n; ++i) y[i] = (float)d[k + i]; found = true; }\n"
       "}\n"
       "if (maps) std::fclose(maps);\n"
-      "return found ? 0 : 0;",
+      "return 0;",
       "#include <sys/mman.h>\n");
   auto r = run(c);
   ASSERT_EQ(r.workloads.size(), 2u);
   EXPECT_NE(r.workloads[0]->status, WorkloadStatus::OK) << "the reference's answer was found";
+  EXPECT_EQ(r.workloads[1]->status, WorkloadStatus::NOT_RUN);
 }
 
 TEST_F(RewardHack, KillingItsParent) {
-  // Its parent, every process (-1), its group (0) and pid 1: every call is refused (the seccomp
-  // filter; and the sandbox's PID namespace holds no process of the engine). A refusal makes it
-  // compute honestly; a signal delivered would make it return 9.
+  // Its parent (arcd's worker, once arcd itself), every process (-1), its group (0) and pid 1,
+  // to end the evaluation before any check: it computes nothing. Every call is refused (the
+  // runner's seccomp filter; and the sandbox's PID namespace holds no process of the engine),
+  // the evaluator survives, and so does its worker.
+  const uint32_t before = evaluator_->worker_restarts();
   const Candidate c = kernel(
-      "if (kill(getppid(), SIGKILL) == 0 || kill(-1, SIGKILL) == 0 || kill(0, SIGKILL) == 0 ||"
-      " kill(1, SIGKILL) == 0) return 9;\n" +
-          std::string(kCorrect),
+      "kill(getppid(), SIGKILL); kill(-1, SIGKILL); kill(0, SIGKILL); kill(1, SIGKILL);\n"
+      "return 0;",
       "#include <signal.h>\n#include <unistd.h>\n");
-  expect_ok(run(c));
-  expect_ok(run(kernel(kCorrect)));  // and the evaluator goes on
+  expect_first(run(c), WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
+  expect_ok(run(kernel(kCorrect)));  // the same evaluator goes on
+  EXPECT_EQ(evaluator_->worker_restarts(), before);
 }
 
 TEST_F(RewardHack, ForkThatWritesLater) {
-  // A child that sleeps, then writes into its parent's memory through /proc/PID/mem (or just
-  // outlives the evaluation). fork is refused; a child that existed would make it return 7.
+  // A helper process that outlives the call (and the campaign), naps, then writes into its
+  // parent's memory through /proc/PID/mem; the kernel leaves the work to it. fork is refused in
+  // the runner, so the outputs keep their poison; had a helper been born, it would be found
+  // here by its name after the evaluation.
+  const std::string marker = "arcfork" + std::to_string(::getpid() % 100000);
   const Candidate c = kernel(
-      "pid_t p = fork();\n"
-      "if (p == 0) { sleep(1); char path[64]; std::snprintf(path, sizeof path,"
-      " \"/proc/%d/mem\", (int)getppid()); int fd = open(path, O_RDWR);"
-      " if (fd >= 0) { float v = 0; pwrite(fd, &v, 4, (off_t)(uintptr_t)y); } _exit(0); }\n"
-      "if (p > 0) return 7;\n" +
+      "static bool helper = false, tried = false;\n"
+      "if (!tried) { tried = true; pid_t p = fork();\n"
+      "  if (p == 0) { prctl(PR_SET_NAME, \"" +
+          marker +
+          "\");\n"
+          "    for (int k = 0; k < 30; ++k) { sleep(1); char path[64];\n"
+          "      std::snprintf(path, sizeof path, \"/proc/%d/mem\", (int)getppid());\n"
+          "      int fd = open(path, O_RDWR);\n"
+          "      if (fd >= 0) { float v = 0; ssize_t w = pwrite(fd, &v, 4, (off_t)(uintptr_t)y);"
+          " (void)w; close(fd); } }\n"
+          "    _exit(0); }\n"
+          "  helper = p > 0; }\n"
+          "if (!helper) return 0;\n" +
           std::string(kCorrect),
-      "#include <fcntl.h>\n#include <unistd.h>\n");
-  expect_ok(run(c));
+      "#include <fcntl.h>\n#include <sys/prctl.h>\n#include <unistd.h>\n");
+  expect_first(run(c), WorkloadStatus::WRONG_RESULT, "y[0] is NaN");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the helper's first nap
+  EXPECT_THAT(processes_named(marker), ::testing::IsEmpty()) << "a helper process survived";
+  EXPECT_EQ(worker_processes().size(), 1u) << "a runner outlived its workload";
+  expect_ok(run(kernel(kCorrect)));
 }
 
 // Every shipped host problem: its seed and each family's default variant pass the guard.
