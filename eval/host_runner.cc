@@ -74,9 +74,10 @@ inline void cpu_relax() {
 }
 
 // Spinning on a core another runnable task wants (the other side of the control page, where
-// the machine has fewer free cores than spinners) would delay the very event it waits for: a
-// yield gives the core away when someone waits for it, and costs a fraction of a microsecond
-// when no one does.
+// the machine has fewer free cores than spinners) would delay the very event it waits for: after
+// kPureSpinNs, a yield now and then gives the core away when someone waits for it. Before, the
+// spin is pure: a yield in progress when the event comes delays seeing it.
+constexpr int64_t kPureSpinNs = 20'000;
 inline void yield_core() { ::sched_yield(); }
 
 int64_t since_ns(Clock::time_point t0) {
@@ -164,8 +165,9 @@ uint32_t wait_spinning(RunnerControl* c, uint32_t seen) {
     if (v != seen) return v;
     cpu_relax();
     if ((i & 63) == 63) {
-      if (since_ns(t0) > 200'000'000) break;
-      yield_core();
+      const int64_t spun = since_ns(t0);
+      if (spun > 200'000'000) break;
+      if (spun > kPureSpinNs) yield_core();
     }
   }
   c->runner_sleeping.store(1);
@@ -410,8 +412,9 @@ bool Runner::await_reply(uint32_t want, int64_t spin_ns, const std::string& when
     if (v == want || (want == kReady && v == kStartFailed)) return true;
     cpu_relax();
     if ((i & 63) == 63) {
-      if (since_ns(t0) > spin_ns) break;
-      yield_core();
+      const int64_t spun = since_ns(t0);
+      if (spun > spin_ns) break;
+      if (spun > kPureSpinNs) yield_core();
     }
   }
   auto last_parent_check = Clock::now();

@@ -1,8 +1,9 @@
 #pragma once
 // The evaluation worker: the loop `arc-eval --worker --in FD --out FD [--memory-mb N]` runs.
-// It loads compiled candidates into its own process, so that whatever a candidate does (crash,
-// hang, exhaust memory, print gigabytes) costs a worker, never the engine; the parent
-// (eval/host_evaluator.h) restarts it.
+// It runs compiled candidates away from the engine (the CUDA backend in its own process, the
+// host backend in a child process of its own, the runner), so that whatever a candidate does
+// (crash, hang, exhaust memory, print gigabytes) costs a worker or a runner, never the engine;
+// the parent (eval/host_evaluator.h) restarts a worker that died.
 //
 // Messages (eval/protocol.h frames, JSON objects keyed by "op"):
 //   worker -> parent  {"op":"ready","pid":N,"memory_limit_mb":M}           once, at start
@@ -12,7 +13,7 @@
 //                      "buffer_sets":K,"flush_cache":bool,"timing":"auto"|"cuda_events"|"cupti",
 //                      "tolerance":{"atol","rtol","matched_ratio"},
 //                      "peak_bandwidth_bytes_per_s":B,"peak_flops_per_s":F,   (0: no SOL bound)
-//                      "reference":"<ref .so>",
+//                      "reference":"<ref .so>","timeout_s":T,   (host only: the timeout)
 //                      "workloads":[{"name","index","object":"<.so>","axes":[int...],
 //                                    "flops","bytes",
 //                                    "inputs":[{"name","elements","init","low","high"}],
@@ -42,38 +43,46 @@
 // loop above is written once too (serve_device); the backend is a Device (eval/device.h):
 //
 // The host backend (eval/host_device.cc), per workload:
-//   bind: dlopen the object, dlsym arc_kernel (eval/host_abi.h); failure -> LOAD_ERROR.
+//   runner: candidate code never runs in the worker. bind forks a runner (eval/host_runner.h)
+//     before any candidate object is loaded; it dies with the worker (PR_SET_PDEATHSIG), has
+//     RLIMIT_CPU = timeout x hardware threads + 10 s (the request's "timeout_s"), no core files
+//     and the worker's RLIMIT_AS, holds none of the worker's descriptors, confines itself
+//     (eval/candidate_confinement.h: no new processes, exec, ptrace, sockets, or signals to other
+//     processes), then dlopens the object and dlsyms arc_kernel (eval/host_abi.h); failure ->
+//     LOAD_ERROR. Only the buffer sets are shared (mapped MAP_SHARED before the fork). The
+//     worker is not dumpable (no runner can ptrace it or open its /proc/PID/mem); a worker whose
+//     runners could not confine themselves answers "unavailable".
 //   inputs: from derive_seed(input_seed, workload index, stream) through xoshiro256**
 //     (base/rng.h; uniform low..high, or normal: mean 0, stddev `high`, as the sum of 12
 //     uniforms - 6, which needs no libm and so is bit-identical on every machine); streams
 //     0..R-1 are the correctness rounds, 0x10000 + k timing set k, 0x20000 + i timed run i.
-//     The reference (arc_reference) runs in double on the same values, after the candidate ran
-//     on them: while candidate code runs, no answer for its inputs exists in the process.
-//   confinement: before any candidate loads, the worker confines itself
-//     (eval/candidate_confinement.h: no new processes, exec, ptrace, sockets, or signals to
-//     other processes); a worker that cannot answers "unavailable".
+//     The reference (arc_reference) runs in the worker, in double on the same values (its own
+//     copy), after the candidate ran on them, into memory no runner maps.
 //   correctness: outputs poisoned with NaN before every run. Pass iff no NaN/Inf, no output
 //     tensor all zero where the reference is not, and the fraction within atol + rtol*|ref| >=
 //     matched_ratio. -> WRONG_RESULT. An input that no longer holds what was drawn ->
 //     WRONG_RESULT "wrote to its input".
-//   timing: K buffer sets (separately allocated), W warm-up runs, then N timed runs rotating
-//     the sets; every timed run draws fresh inputs (its own stream, outside the timed region),
-//     so a cache keyed on input contents never hits, and every use of a set moves its tensors
-//     to a new address (64 bytes further into their allocations), so a cache keyed by address
-//     never hits either; before each run, outputs
-//     poisoned and, with flush_cache, a buffer of min(2 x LLC, 64 MiB) written line by line
-//     (regular stores: a non-temporal memset would not evict). Samples by steady_clock around
-//     the call (method "steady_clock").
-//   the reference's outputs sit in pages of their own, mapped PROT_NONE while candidate code
-//     runs, so a candidate searching its address space for the answer finds none.
+//   timing: K buffer sets, W warm-up runs, then N timed runs rotating the sets; every timed run
+//     draws fresh inputs (its own stream, outside the timed region), so a cache keyed on input
+//     contents never hits, and every use of a set moves its tensors to a new address (64 bytes
+//     further into their room), so a cache keyed by address never hits either; before each
+//     run, outputs poisoned and, with flush_cache, a buffer of min(2 x LLC, 64 MiB) written
+//     line by line by the worker (regular stores: a non-temporal memset would not evict).
+//     Samples by the worker's steady_clock from its "go" to the runner's "done" on a shared
+//     control page (method "steady_clock"), extended to when the runner is seen blocked again
+//     if it was not; CPU time the runner used between runs (it should be blocked) ->
+//     WRONG_RESULT.
 //   re-check (Recheck::kLastUseOfSet): the output of each set's last timed run must match the
 //     reference for that run's inputs -> STALE_OUTPUT (catches work skipped or replayed after
 //     the first calls); inputs changed by then -> WRONG_RESULT "... during timing".
-//   threads: counted right after every call; a kernel that leaves threads running after it
-//     returns -> WRONG_RESULT (work could escape the timed region), and the worker exits after
-//     its reply.
+//   threads: the runner's, read after every call; a kernel that leaves threads running after it
+//     returns -> WRONG_RESULT (work could escape the timed region).
 //   std::bad_alloc from a kernel -> OUT_OF_MEMORY; other exceptions -> CRASH; a non-zero
-//     return code -> WRONG_RESULT naming the code.
+//     return code -> WRONG_RESULT naming the code. The runner's death -> CRASH "the candidate's
+//     process was killed by signal N (NAME)" (or "exited with status N"), TIMEOUT when it used
+//     up its CPU limit, OUT_OF_MEMORY when SIGKILLed or crashed with its address space at the
+//     limit. After any of these the runner is discarded; the worker is never tainted by a host
+//     candidate and replies "exiting": false.
 // The CUDA backend: eval/cuda_worker.h.
 #include <cstdint>
 #include <string>
