@@ -14,6 +14,12 @@ using nvmlDevice_t = void*;
 constexpr int kClockSm = 1;
 constexpr int kClockMem = 2;
 constexpr int kTemperatureGpu = 0;
+constexpr int kPerfPolicyPower = 0;    // NVML_PERF_POLICY_POWER
+constexpr int kPerfPolicyThermal = 1;  // NVML_PERF_POLICY_THERMAL
+struct ViolationTime {                 // nvmlViolationTime_t
+  unsigned long long reference_time;   // CPU timestamp, us
+  unsigned long long violation_time;   // ns
+};
 
 struct Nvml {
   nvmlReturn_t (*init)() = nullptr;
@@ -23,6 +29,7 @@ struct Nvml {
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*violation)(nvmlDevice_t, int, ViolationTime*) = nullptr;
   bool ok = false;
 };
 
@@ -35,7 +42,8 @@ const Nvml& nvml() {
     x.by_bus = reinterpret_cast<decltype(x.by_bus)>(::dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2"));
     x.clock = reinterpret_cast<decltype(x.clock)>(::dlsym(h, "nvmlDeviceGetClockInfo"));
     x.max_clock = reinterpret_cast<decltype(x.max_clock)>(::dlsym(h, "nvmlDeviceGetMaxClockInfo"));
-    x.temperature = reinterpret_cast<decltype(x.temperature)>(::dlsym(h, "nvmlDeviceGetTemperature"));
+    x.temperature =
+        reinterpret_cast<decltype(x.temperature)>(::dlsym(h, "nvmlDeviceGetTemperature"));
     x.power = reinterpret_cast<decltype(x.power)>(::dlsym(h, "nvmlDeviceGetPowerUsage"));
     x.throttle = reinterpret_cast<decltype(x.throttle)>(
         ::dlsym(h, "nvmlDeviceGetCurrentClocksEventReasons"));
@@ -43,6 +51,8 @@ const Nvml& nvml() {
       x.throttle = reinterpret_cast<decltype(x.throttle)>(
           ::dlsym(h, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     }
+    x.violation =
+        reinterpret_cast<decltype(x.violation)>(::dlsym(h, "nvmlDeviceGetViolationStatus"));
     x.ok = x.init != nullptr && x.by_bus != nullptr && x.init() == 0;
     return x;
   }();
@@ -58,8 +68,10 @@ std::vector<std::pair<std::string, std::string>> read_clocks(const std::string& 
   nvmlDevice_t dev = nullptr;
   if (n.by_bus(pci_bus_id.c_str(), &dev) != 0) return out;
   unsigned v = 0;
-  if (n.clock != nullptr && n.clock(dev, kClockSm, &v) == 0) out.emplace_back("sm_mhz", std::to_string(v));
-  if (n.clock != nullptr && n.clock(dev, kClockMem, &v) == 0) out.emplace_back("mem_mhz", std::to_string(v));
+  if (n.clock != nullptr && n.clock(dev, kClockSm, &v) == 0)
+    out.emplace_back("sm_mhz", std::to_string(v));
+  if (n.clock != nullptr && n.clock(dev, kClockMem, &v) == 0)
+    out.emplace_back("mem_mhz", std::to_string(v));
   if (n.max_clock != nullptr && n.max_clock(dev, kClockSm, &v) == 0)
     out.emplace_back("sm_max_mhz", std::to_string(v));
   if (n.temperature != nullptr && n.temperature(dev, kTemperatureGpu, &v) == 0)
@@ -74,6 +86,13 @@ std::vector<std::pair<std::string, std::string>> read_clocks(const std::string& 
     char buf[32];
     std::snprintf(buf, sizeof buf, "0x%llx", reasons);
     out.emplace_back("clocks_event_reasons", buf);
+  }
+  ViolationTime t{};
+  if (n.violation != nullptr && n.violation(dev, kPerfPolicyPower, &t) == 0) {
+    out.emplace_back("power_violation_ns", std::to_string(t.violation_time));
+  }
+  if (n.violation != nullptr && n.violation(dev, kPerfPolicyThermal, &t) == 0) {
+    out.emplace_back("thermal_violation_ns", std::to_string(t.violation_time));
   }
   return out;
 }

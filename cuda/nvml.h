@@ -8,8 +8,11 @@
 namespace arc::cuda {
 
 // Key/value readings for the device with this PCI bus id ("0000:19:00.0"): sm_mhz, mem_mhz,
-// sm_max_mhz, temperature_c, power_w, and clocks_throttle_reasons (hex bit mask). Empty when
-// NVML is missing; each reading that fails is left out.
+// sm_max_mhz, temperature_c, power_w, clocks_event_reasons (NVML's current clocks-event, formerly
+// "throttle", reasons as a hex bit mask, "0x1"), and power_violation_ns and thermal_violation_ns
+// (NVML's violation counters: how long power or heat held the clocks down since the driver
+// loaded). Empty when NVML is missing; each reading that fails is left out. What the reasons and
+// counters mean for a measurement: base/throttle.h.
 std::vector<std::pair<std::string, std::string>> read_clocks(const std::string& pci_bus_id);
 
 }  // namespace arc::cuda
