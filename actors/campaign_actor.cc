@@ -244,6 +244,7 @@ void begin(campaign_actor self, CampaignContext* ctx) {
   s.problem_name = ctx->problem.name;
   s.problem_hash = ctx->problem.hash;
   s.problem_dir = ctx->problem.dir.string();
+  s.inputs_ref = ctx->inputs_ref;
   s.kernel_type = ctx->problem.kernel_type;
   s.seed = cfg.seed;
   s.mode = to_string(cfg.mode);

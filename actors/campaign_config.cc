@@ -86,7 +86,8 @@ void read_sections(CampaignReader& r, CampaignConfig& c) {
 
 const char* to_string(Mode m) { return m == Mode::kAsync ? "async" : "lockstep"; }
 
-Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file) {
+Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file,
+                                      bool require_inputs) {
   auto parsed = parse_toml(text, file.string());
   if (!parsed) return parsed.status();
   toml::table root = std::move(parsed.value());
@@ -127,7 +128,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   std::error_code fs_ec;
   auto problem_file =
       std::filesystem::is_directory(c.problem, fs_ec) ? c.problem / "problem.toml" : c.problem;
-  if (!std::filesystem::exists(problem_file, fs_ec)) {
+  if (require_inputs && !std::filesystem::exists(problem_file, fs_ec)) {
     return Status::invalid_argument(where(c.file, "campaign.problem") +
                                     ": expected an existing problem.toml or folder, got \"" +
                                     problem + "\" (" + problem_file.string() + " not found)");
@@ -198,7 +199,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     } else if (find_agent_backend(a.backend) == nullptr) {
       r.fail(t.field("backend"), agent_backend_choices(), in_quotes(a.backend));
     } else if (std::error_code ec;
-               !std::filesystem::exists(c.skills / a.skill / "skill.toml", ec)) {
+               require_inputs && !std::filesystem::exists(c.skills / a.skill / "skill.toml", ec)) {
       r.fail(t.field("skill"), "a skill folder under " + c.skills.string(), in_quotes(a.skill));
     }
     if (r.failed()) return r.status();

@@ -91,8 +91,11 @@ struct CampaignConfig {
   }
 };
 
-// Parses campaign text. `file` names the source in errors and anchors relative paths.
-Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file);
+// Parses campaign text. `file` names the source in errors and anchors relative paths. With
+// `require_inputs` (the default) the problem and every agent's skill folder must exist where the
+// text names them; replay passes false and reads them from the run's log (actors/run_inputs.h).
+Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesystem::path& file,
+                                      bool require_inputs = true);
 Result<CampaignConfig> load_campaign(const std::filesystem::path& file);
 
 // The campaign as TOML text that parse_campaign reads back to the same configuration (paths

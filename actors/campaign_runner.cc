@@ -10,6 +10,7 @@
 #include "actors/agent_backend_registry.h"
 #include "actors/messages.h"
 #include "actors/run_directory.h"
+#include "actors/run_inputs.h"
 #include "actors/shells.h"
 #include "base/sha256.h"
 #include "eval/evaluators.h"
@@ -175,6 +176,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   auto journal = storage::Journal::open(log_dir_of(options.run_dir).string(), jo);
   if (!journal) return journal.status();
   std::string campaign_id = journal.value()->campaign();
+  std::string inputs_ref;
   if (options.resume) {
     if (campaign_id.empty()) {
       return Status::invalid_argument(options.run_dir.string() + ": the log names no campaign");
@@ -198,6 +200,14 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
         !s) {
       return s;
     }
+    // Everything the run read, so that it replays without the source tree. A scratch log is
+    // gone with the run; a problem not read from files (built in code) has none to keep.
+    if (!options.in_memory_log && !prepared.problem.files.empty()) {
+      auto inputs =
+          store_run_inputs(*journal.value(), prepared.config, prepared.problem, prepared.skills);
+      if (!inputs) return inputs.status();
+      inputs_ref = std::move(inputs.value());
+    }
   }
 
   CampaignContext ctx;
@@ -207,6 +217,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   ctx.journal = journal.value().get();
   ctx.evaluator = evaluator.value().get();
   ctx.campaign_id = campaign_id;
+  ctx.inputs_ref = inputs_ref;
   ctx.resuming = options.resume;
   ctx.device = ctx.evaluator->device();
   ctx.software = {

@@ -30,6 +30,9 @@ struct CampaignContext {
   storage::Journal* journal = nullptr;
   eval::Evaluator* evaluator = nullptr;
   std::string campaign_id;
+  // CampaignStarted.inputs_ref: the artifact of the run's inputs manifest (actors/run_inputs.h);
+  // empty when none was stored.
+  std::string inputs_ref;
   std::string device;
   std::vector<std::pair<std::string, std::string>> software;
   bool resuming = false;       // continue the campaign already in the journal

@@ -20,6 +20,9 @@ class Status {
     kUnavailable,  // e.g. no GPU, worker gone
     kTimeout,
     kInternal,
+    // A file a run read (its campaign, problem, shared includes or skills) is neither in its
+    // log nor unchanged at the path the log names (actors/run_inputs.h); exit code 6.
+    kMissingInput,
   };
 
   Status() = default;
@@ -31,6 +34,7 @@ class Status {
   static Status unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
   static Status timeout(std::string m) { return {Code::kTimeout, std::move(m)}; }
   static Status internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status missing_input(std::string m) { return {Code::kMissingInput, std::move(m)}; }
 
   bool is_ok() const { return code_ == Code::kOk; }
   explicit operator bool() const { return is_ok(); }
@@ -69,6 +73,8 @@ inline const char* to_string(Status::Code c) {
       return "timeout";
     case Status::Code::kInternal:
       return "internal error";
+    case Status::Code::kMissingInput:
+      return "missing input";
   }
   return "unknown";
 }

@@ -85,6 +85,7 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
       l.opt_hash("config", x.config_hash).opt_hash("problem_hash", x.problem_hash);
       l.opt("config_path", x.config_path);
       if (!x.overrides.empty()) l.u("overrides", x.overrides.size());
+      l.opt_hash("inputs", x.inputs_ref);
       break;
     }
     case Payload::AgentSpawned: {
@@ -245,7 +246,8 @@ json json_payload(const fb::PayloadUnion& p) {
               {"budget", x.budget},
               {"device", x.device},
               {"software", jkv(x.software)},
-              {"overrides", jkv(x.overrides)}};
+              {"overrides", jkv(x.overrides)},
+              {"inputs_ref", x.inputs_ref}};
     }
     case Payload::AgentSpawned: {
       const auto& x = *p.AsAgentSpawned();

@@ -622,10 +622,12 @@ Result<Problem> load_problem_impl(const fs::path& path) {
   std::string material = "kernelarc-problem-v1";
   material.push_back('\0');
   append_part(material, "problem.toml", *bytes);
+  p.files["problem.toml"] = *bytes;
   for (const auto& [rel, abs] : loader.referenced()) {
     auto b = read_bytes(abs, (p.dir / rel).lexically_normal().string());
     if (!b) return b.status();
     append_part(material, rel, *b);
+    p.files[abs.lexically_relative(p.dir).generic_string()] = std::move(*b);
   }
   p.hash = arc::sha256_hex(material);
   return p;

@@ -125,6 +125,10 @@ struct Problem {
   // counted in the problem hash, the compile-cache keys and exports.
   std::map<std::string, std::string> headers;
   std::string hash;  // SHA-256 over problem.toml and every referenced file
+  // Every file load_problem read and hashed, problem.toml included, by its path relative to
+  // `dir` (generic form; "../common/x.h" for a file outside it) -> the bytes hashed: what a run
+  // keeps in its log so that it can be replayed without the folder (actors/run_inputs.h).
+  std::map<std::string, std::string> files;
 
   const Family* family(const std::string& name) const;
   const Workload* workload(const std::string& name) const;

@@ -11,6 +11,7 @@
 #include "base/stats.h"
 #include "eval/worker.h"
 #include "problem/problem.h"
+#include "replay/reconstruct.h"
 #include "replay/summary.h"
 
 namespace arc::replay {
@@ -19,9 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  return arc::median(std::move(v));
-}
+double median_of(std::vector<double> v) { return arc::median(std::move(v)); }
 
 // The candidate the campaign proposed as its baseline (move "baseline"), from the log.
 std::string baseline_canonical(const std::vector<events::Event>& log) {
@@ -38,44 +37,34 @@ std::string baseline_canonical(const std::vector<events::Event>& log) {
 Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& options) {
   if (options.rounds == 0)
     return Status::invalid_argument("--rounds: expected a positive integer, got 0");
-  auto log = read_run(run_dir);
-  if (!log) return log.status();
-  if (log->empty() || log->front().payload.type != fb::Payload::CampaignStarted) {
-    return Status::invalid_argument(run_dir.string() +
-                                    ": the log does not begin with CampaignStarted");
-  }
-  const auto* started = log->front().payload.AsCampaignStarted();
-  const CampaignSummary s = summarize(log.value());
+  std::vector<events::Event> log;
+  auto rec = reconstruct_run(run_dir, log);
+  if (!rec) return rec.status();
+  tell_input_notices(rec.value(), options.notice);
+  const problem::Problem& problem = rec->problem;
+  const CampaignSummary s = summarize(log, &problem);
   if (s.best_canonical.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the run has no evaluated baseline yet");
   }
-  const std::string base_text = baseline_canonical(log.value());
+  const std::string base_text = baseline_canonical(log);
   if (base_text.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the log has no baseline proposal");
   }
-  auto problem = problem::load_problem(started->problem_dir);
-  if (!problem) return problem.status();
-  if (problem->hash != started->problem_hash) {
-    return Status::invalid_argument(
-        started->problem_dir + ": the problem's files changed since the run (hash " +
-        problem->hash.substr(0, 12) + ", logged " + started->problem_hash.substr(0, 12) + ")");
-  }
-  auto config = actors::parse_campaign(started->config_text, started->config_path);
-  if (!config) return config.status();
+  const actors::CampaignConfig& config = rec->config;
   auto baseline = problem::Candidate::from_canonical(base_text);
   if (!baseline) return baseline.status();
   auto best = problem::Candidate::from_canonical(s.best_canonical);
   if (!best) return best.status();
 
   // A CUDA run confirmed without a GPU: kUnavailable before anything is measured.
-  if (Status dev = actors::require_device(problem.value(), options.choice); !dev) return dev;
-  auto evaluator = eval::make_evaluator(options.choice, problem.value());
+  if (Status dev = actors::require_device(problem, options.choice); !dev) return dev;
+  auto evaluator = eval::make_evaluator(options.choice, problem);
   if (!evaluator) return evaluator.status();
   eval::Evaluator& ev = *evaluator.value();
 
   Confirmation c;
   c.run_dir = run_dir.string();
-  c.problem = problem->name;
+  c.problem = problem.name;
   c.device = ev.device();
   c.evaluator = ev.name();
   c.baseline_hash = baseline->hash();
@@ -104,7 +93,7 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
                               " no longer compiles: " + why);
     }
   }
-  for (const auto& w : problem->workloads) {
+  for (const auto& w : problem.workloads) {
     WorkloadConfirmation wc;
     wc.workload = w.name;
     for (const auto& ws : s.workloads) {
@@ -120,7 +109,7 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
     for (int k = 0; k < 2; ++k) {
       const int side = (r % 2 == 0) ? k : 1 - k;
       eval::EvalRequest req{*sides[side].candidate, sides[side].hash, input_seed,
-                            config->evaluation};
+                            config.evaluation};
       fb::CandidateEvaluatedT result = ev.evaluate(req, sides[side].compiled);
       for (const auto& wr : result.workloads) {
         for (size_t i = 0; i < c.workloads.size(); ++i) {

@@ -9,6 +9,7 @@
 // Nothing is written to the run: its log stays what the campaign decided.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ namespace arc::replay {
 struct ConfirmOptions {
   uint32_t rounds = 5;           // pairs of evaluations (baseline, best)
   eval::EvaluatorChoice choice;  // default: the problem's backend
+  // Told what restoring the run's problem found (replay/reconstruct.h): "warning: ..." when its
+  // folder holds other files than the run read, "note: ..." when it is gone; the log's copy is
+  // confirmed then. May be empty.
+  std::function<void(const std::string&)> notice;
 };
 
 struct WorkloadConfirmation {

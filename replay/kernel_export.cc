@@ -567,37 +567,27 @@ Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& 
 }
 
 Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::string& format,
-                                         const fs::path& out_dir) {
+                                         const fs::path& out_dir,
+                                         const std::function<void(const std::string&)>& notice) {
   if (format != "cuda" && format != "sol-execbench") {
     return Status::invalid_argument("--format: expected \"cuda\" or \"sol-execbench\", got \"" +
                                     format + "\"");
   }
-  auto log = read_run(run_dir);
-  if (!log) return log.status();
-  if (log->empty() || log->front().payload.type != fb::Payload::CampaignStarted) {
-    return Status::invalid_argument(run_dir.string() +
-                                    ": the log does not begin with CampaignStarted");
-  }
-  const auto* started = log->front().payload.AsCampaignStarted();
-  CampaignSummary s = summarize(log.value());
+  std::vector<events::Event> log;
+  auto rec = reconstruct_run(run_dir, log);
+  if (!rec) return rec.status();
+  tell_input_notices(rec.value(), notice);
+  const problem::Problem& problem = rec->problem;
+  CampaignSummary s = summarize(log, &problem);
   if (s.best_canonical.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the run has no kept candidate to export");
   }
-  auto problem = problem::load_problem(started->problem_dir);
-  if (!problem) return problem.status();
-  if (problem->hash != started->problem_hash) {
-    return Status::invalid_argument(started->problem_dir +
-                                    ": the problem's files changed since "
-                                    "the run (hash " +
-                                    problem->hash.substr(0, 12) + ", logged " +
-                                    started->problem_hash.substr(0, 12) + ")");
-  }
   auto cand = problem::Candidate::from_canonical(s.best_canonical);
   if (!cand) return cand.status();
-  auto sources = problem::read_family_sources(problem.value());
+  auto sources = problem::read_family_sources(problem);
   if (!sources) return sources.status();
   KernelExportInput in;
-  in.problem = &problem.value();
+  in.problem = &problem;
   in.candidate = std::move(cand.value());
   in.candidate_hash = s.best_hash;
   in.family_sources = std::move(sources.value());
@@ -606,7 +596,7 @@ Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::str
                 s.campaign_id.c_str(), s.best_score, s.device.c_str());
   in.note = note;
   // The plans the best's evaluation recorded, per workload.
-  for (const auto& e : log.value()) {
+  for (const auto& e : log) {
     if (e.payload.type != fb::Payload::CandidateEvaluated) continue;
     const auto* ev = e.payload.AsCandidateEvaluated();
     if (ev->candidate_hash != s.best_hash) continue;

@@ -14,6 +14,7 @@
 //                  order), torch binding; its sources are kernel.cu (the binding), NAME.h and
 //                  NAME_impl.cuh (the .cu above).
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,8 +47,12 @@ Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& 
 
 // Reads RUN_DIR's log, takes its best candidate and writes the format's files into out_dir
 // (created if missing). `format`: "cuda" | "sol-execbench". Returns the paths written.
-Result<std::vector<std::filesystem::path>> export_run(const std::filesystem::path& run_dir,
-                                                      const std::string& format,
-                                                      const std::filesystem::path& out_dir);
+// The problem is the run's (replay/reconstruct.h): the log's copy when the folder the log names
+// is gone or holds other files, which `notice` is told as a note or a warning;
+// Status::missing_input when neither is there.
+Result<std::vector<std::filesystem::path>> export_run(
+    const std::filesystem::path& run_dir, const std::string& format,
+    const std::filesystem::path& out_dir,
+    const std::function<void(const std::string&)>& notice = {});
 
 }  // namespace arc::replay

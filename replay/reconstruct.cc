@@ -1,11 +1,15 @@
 #include "replay/reconstruct.h"
 
+#include <algorithm>
+
 #include "actors/campaign_runner.h"
 
 namespace arc::replay {
 
-Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started) {
-  auto config = actors::parse_campaign(started.config_text, started.config_path);
+Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started,
+                                  const actors::ArtifactSource& artifacts) {
+  auto config = actors::parse_campaign(started.config_text, started.config_path,
+                                       /*require_inputs=*/false);
   if (!config) {
     return Status::invalid_argument("the logged campaign file no longer parses: " +
                                     config.status().message());
@@ -31,17 +35,52 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started) {
       c.mode = kv->value == "async" ? actors::Mode::kAsync : actors::Mode::kLockstep;
     c.overrides[kv->key] = kv->value;
   }
-  auto problem = problem::load_problem(started.problem_dir);
-  if (!problem) return problem.status();
-  if (problem->hash != started.problem_hash) {
-    return Status::invalid_argument(
-        "problem " + started.problem_dir + ": its files changed since the run (hash " +
-        problem->hash.substr(0, 12) + ", logged " + started.problem_hash.substr(0, 12) + ")");
+  auto inputs = actors::restore_run_inputs(started, c.skills, artifacts);
+  if (!inputs) return inputs.status();
+  for (size_t i = 0; i < c.agents.size(); ++i) {
+    const std::string& skill = c.agents[i].skill;
+    const auto& loaded = inputs->skills;
+    if (std::none_of(loaded.begin(), loaded.end(),
+                     [&skill](const skills::Skill& s) { return s.name == skill; })) {
+      return Status::missing_input("skills " + c.skills.string() + ": no skill \"" + skill +
+                                   "\" (agents[" + std::to_string(i) + "].skill of the run)");
+    }
   }
-  auto skills = skills::load_skills(c.skills);
-  if (!skills) return skills.status();
-  return Reconstructed{started, std::move(c), std::move(problem.value()),
-                       std::move(skills.value())};
+  c.problem = inputs->problem_path;
+  c.skills = inputs->skills_path;
+  return Reconstructed{started,
+                       std::move(c),
+                       std::move(inputs->problem),
+                       std::move(inputs->skills),
+                       std::move(inputs->warnings),
+                       std::move(inputs->notes),
+                       std::move(inputs->restored)};
+}
+
+Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started,
+                                  const storage::Journal& journal) {
+  return reconstruct(started,
+                     [&journal](const std::string& hash) { return journal.get_artifact(hash); });
+}
+
+Result<Reconstructed> reconstruct_run(const std::filesystem::path& run_dir,
+                                      std::vector<events::Event>& log) {
+  auto journal = open_run_log(run_dir);
+  if (!journal) return journal.status();
+  auto all = journal.value()->read_all();
+  if (!all) return Status::corruption(run_dir.string() + ": " + all.status().message());
+  log = std::move(all.value());
+  if (log.empty() || log.front().payload.type != fb::Payload::CampaignStarted) {
+    return Status::invalid_argument(run_dir.string() +
+                                    ": the log does not begin with CampaignStarted");
+  }
+  return reconstruct(*log.front().payload.AsCampaignStarted(), *journal.value());
+}
+
+void tell_input_notices(const Reconstructed& rec, const InputNotice& notice) {
+  if (!notice) return;
+  for (const auto& w : rec.warnings) notice("warning: " + w);
+  for (const auto& n : rec.notes) notice("note: " + n);
 }
 
 Result<std::unique_ptr<storage::Journal>> open_run_log(const std::filesystem::path& run_dir) {

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -58,15 +59,22 @@ Status write_file_whole(const fs::path& path, const std::string& text) {
 }
 
 // best/ into `dir`: candidate.json and, per variant, the source that was compiled.
-Status write_best(const fs::path& dir, const CampaignSummary& s) {
+Status write_best(const fs::path& dir, const CampaignSummary& s,
+                  const problem::Problem* run_problem) {
   if (auto st = write_file(dir / "candidate.json",
                            nlohmann::json::parse(s.best_canonical).dump(2) + "\n");
       !st) {
     return st;
   }
   auto cand = problem::Candidate::from_canonical(s.best_canonical);
-  auto problem = problem::load_problem(s.problem_dir);
-  if (!cand || !problem) return Status::ok();
+  std::optional<problem::Problem> loaded;
+  if (run_problem == nullptr) {
+    if (auto p = problem::load_problem(s.problem_dir); p) loaded = std::move(p.value());
+  }
+  const problem::Problem* problem = run_problem != nullptr ? run_problem
+                                    : loaded               ? &*loaded
+                                                           : nullptr;
+  if (!cand || problem == nullptr) return Status::ok();
   auto write_variant = [&](const std::string& label, const problem::Variant& v) -> Status {
     std::ostringstream src;
     src << "// KernelArc best implementation of " << s.problem << ", campaign " << s.campaign_id
@@ -98,7 +106,7 @@ Status write_best(const fs::path& dir, const CampaignSummary& s) {
 }  // namespace
 
 Status write_run_outputs(const fs::path& run_dir, const CampaignSummary& s, bool only_missing,
-                         std::vector<std::string>* written) {
+                         std::vector<std::string>* written, const problem::Problem* problem) {
   std::error_code ec;
   const auto wanted = [&](const fs::path& p) { return !only_missing || !fs::exists(p, ec); };
   const auto wrote = [written](const std::string& name) {
@@ -113,7 +121,7 @@ Status write_run_outputs(const fs::path& run_dir, const CampaignSummary& s, bool
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
     if (ec) return Status::io_error("cannot create " + tmp.string() + ": " + ec.message());
-    if (auto st = write_best(tmp, s); !st) {
+    if (auto st = write_best(tmp, s, problem); !st) {
       fs::remove_all(tmp, ec);
       return st;
     }

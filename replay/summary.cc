@@ -66,7 +66,7 @@ uint32_t count_unanswered(const std::vector<events::Event>& log) {
   return n;
 }
 
-CampaignSummary summarize(const std::vector<events::Event>& log) {
+CampaignSummary summarize(const std::vector<events::Event>& log, const problem::Problem* problem) {
   CampaignSummary s;
   std::vector<std::string> workloads;
   std::map<std::string, fb::CandidateEvaluatedT> evals;  // hash -> evaluation
@@ -88,7 +88,9 @@ CampaignSummary summarize(const std::vector<events::Event>& log) {
         s.device = p->device;
         s.seed = p->seed;
         s.budget = p->budget;
-        if (auto prob = problem::load_problem(p->problem_dir); prob) {
+        if (problem != nullptr) {
+          for (const auto& w : problem->workloads) workloads.push_back(w.name);
+        } else if (auto prob = problem::load_problem(p->problem_dir); prob) {
           for (const auto& w : prob->workloads) workloads.push_back(w.name);
         }
         view = actors::CampaignView(workloads);

@@ -12,6 +12,10 @@
 #include "base/status.h"
 #include "events/codec.h"
 
+namespace arc::problem {
+struct Problem;
+}  // namespace arc::problem
+
 namespace arc::replay {
 
 struct AgentSummary {
@@ -74,7 +78,10 @@ struct CampaignSummary {
   std::vector<std::pair<uint32_t, double>> best_curve;  // (candidate index, best score)
 };
 
-CampaignSummary summarize(const std::vector<events::Event>& log);
+// `problem`: the run's problem (replay/reconstruct.h), whose workloads name the rows of the
+// summary, in order; null: the folder the log names is read, when it is still there.
+CampaignSummary summarize(const std::vector<events::Event>& log,
+                          const problem::Problem* problem = nullptr);
 // Candidates the replay evaluator had no measurement of (summarize()'s `unanswered`).
 uint32_t count_unanswered(const std::vector<events::Event>& log);
 nlohmann::json to_json(const CampaignSummary& s);
@@ -88,8 +95,11 @@ std::string report_markdown(const CampaignSummary& s);
 // outputs already present are kept and only the others are written (`arcd resume` of a run
 // killed after CampaignStopped); `written` receives the names of those written ("best/",
 // "report.md", "summary.json"). Errors name the path and the OS error (replay/run_outputs.cc).
+// `problem`: the run's problem (replay/reconstruct.h), whose files best/ shows; null: the folder
+// the log names, when it still loads (else best/ holds candidate.json alone).
 Status write_run_outputs(const std::filesystem::path& run_dir, const CampaignSummary& s,
-                         bool only_missing = false, std::vector<std::string>* written = nullptr);
+                         bool only_missing = false, std::vector<std::string>* written = nullptr,
+                         const problem::Problem* problem = nullptr);
 
 // Reads a run directory's whole log (verified).
 Result<std::vector<events::Event>> read_run(const std::filesystem::path& run_dir);

@@ -17,9 +17,13 @@ VerifyReport verify_reconstructed(const std::vector<events::Event>& log,
   if (auto r = verify_preamble(log)) return *r;
   VerifyReport r;
   r.divergence_seq = log.front().seq;
-  auto rec = reconstruct(*log.front().payload.AsCampaignStarted());
+  auto rec = reconstruct(*log.front().payload.AsCampaignStarted(), artifacts);
   if (!rec) {
     r.message = rec.status().message();
+    if (rec.status().code() == Status::Code::kMissingInput) {
+      r.missing_input = true;
+      r.divergence_seq = 0;
+    }
     return r;
   }
   actors::CoreSettings settings = actors::core_settings(rec->config);
@@ -36,7 +40,10 @@ VerifyReport verify_reconstructed(const std::vector<events::Event>& log,
   }
   const actors::CoreFactory cores(std::move(settings), rec->problem, rec->skills, family_sources,
                                   rec->started.device);
-  return verify_log(log, cores, artifacts);
+  VerifyReport verified = verify_log(log, cores, artifacts);
+  verified.warnings = std::move(rec->warnings);
+  verified.notes = std::move(rec->notes);
+  return verified;
 }
 
 }  // namespace

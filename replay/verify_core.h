@@ -26,7 +26,15 @@ struct VerifyReport {
   // The log itself is damaged (a frame, the write-ahead log or the acknowledged-seq mark):
   // `message` names the first damaged or missing seq.
   bool damaged = false;
+  // A file the run read (campaign, problem, shared includes, skills) is neither in its log nor
+  // unchanged where the log names it (actors/run_inputs.h): `message` names it; nothing was
+  // re-derived (arc-replay exits 6).
+  bool missing_input = false;
   std::string message;
+  // From restoring the run's inputs: the problem's files changed since the run (warnings) or
+  // its folder is gone (notes); the log's copy was verified against.
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
   double seconds = 0;  // set by the shell
 };
 

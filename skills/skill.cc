@@ -110,6 +110,7 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   }
 
   Skill s;
+  s.definition = *text;
   // The folder's own name, even when `folder` ends in a separator.
   const fs::path norm = folder.lexically_normal();
   const std::string folder_name =

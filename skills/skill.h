@@ -42,6 +42,7 @@ struct Skill {
   std::vector<std::string> families;
   std::map<std::string, double> moves;  // kind -> weight
   std::string guidance;                 // SKILL.md text
+  std::string definition;               // skill.toml text as read (kept in a run's log)
 
   bool eligible_for(const std::string& kernel_type) const;
   bool may_touch_knob(const std::string& knob) const;

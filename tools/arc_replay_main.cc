@@ -1,9 +1,12 @@
 // arc-replay: reads campaign logs. Exit codes: 0 ok; 1 verify found a divergence (its seq is
-// printed); 2 bad input (no such run directory, unreadable flags); 3 the log is damaged.
+// printed); 2 bad input (no such run directory, unreadable flags); 3 the log is damaged; 6 verify:
+// a file the run read is neither in its log nor unchanged where the log names it
+// (actors/run_inputs.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -133,7 +136,17 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    auto summary = arc::replay::summarize(log.value());
+    // The workloads' rows follow the run's problem: the log's copy when its folder is gone or
+    // changed (a run whose inputs cannot be restored is summarized without them).
+    std::optional<arc::replay::Reconstructed> rec;
+    if (!log->empty() && log->front().payload.type == arc::fb::Payload::CampaignStarted) {
+      if (auto journal = arc::replay::open_run_log(show_dir); journal) {
+        auto r =
+            arc::replay::reconstruct(*log->front().payload.AsCampaignStarted(), *journal.value());
+        if (r) rec = std::move(r.value());
+      }
+    }
+    auto summary = arc::replay::summarize(log.value(), rec ? &rec->problem : nullptr);
     if (show_json) {
       std::cout << arc::events::dump_json(arc::replay::to_json(summary), 2) << std::endl;
     } else {
@@ -257,7 +270,10 @@ int main(int argc, char** argv) {
                           {"exchanges", r.exchanges},
                           {"divergence_seq", r.divergence_seq},
                           {"damaged", r.damaged},
+                          {"missing_input", r.missing_input},
                           {"message", r.message},
+                          {"warnings", r.warnings},
+                          {"notes", r.notes},
                           {"seconds", r.seconds}};
       std::cout << arc::events::dump_json(j, 2) << std::endl;
     } else if (r.ok) {
@@ -269,15 +285,20 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(r.exchanges), r.seconds);
     } else if (r.damaged) {
       std::printf("DAMAGED LOG: %s\n", r.message.c_str());
+    } else if (r.missing_input) {
+      std::printf("MISSING INPUT: %s\n", r.message.c_str());
     } else if (r.divergence_seq == 0) {
       std::printf("NO SUCH RUN: %s\n", r.message.c_str());
     } else {
       std::printf("DIVERGENCE at seq %llu: %s\n", static_cast<unsigned long long>(r.divergence_seq),
                   r.message.c_str());
     }
-    // As README.md says: 0 verified, 1 divergence, 2 no such run, 3 damaged log.
+    for (const auto& w : r.warnings) std::fprintf(stderr, "arc-replay: warning: %s\n", w.c_str());
+    for (const auto& n : r.notes) std::fprintf(stderr, "arc-replay: note: %s\n", n.c_str());
+    // As README.md says: 0 verified, 1 divergence, 2 no such run, 3 damaged log, 6 missing input.
     if (r.ok) return 0;
     if (r.damaged) return 3;
+    if (r.missing_input) return 6;
     return r.divergence_seq == 0 ? 2 : 1;
   }
   return 2;

@@ -2,7 +2,9 @@
 // seed fails its own check; `check`: a compile failure); 2 bad input (a file, field or flag;
 // nothing was written); 3 storage or I/O error; 4 internal error; 5 no usable CUDA device for
 // a CUDA problem (`check`: everything compiled, nothing ran; run, resume, sweep, confirm:
-// nothing was run or written).
+// nothing was run or written); 6 a file the run read is neither in its log nor unchanged where
+// the log names it (resume, export, confirm of a log written before runs kept their inputs, or
+// a log whose copy of them is damaged; actors/run_inputs.h).
 #include <cstdio>
 #include <iostream>
 
@@ -44,6 +46,8 @@ int exit_code(const arc::Status& s) {
     case arc::Status::Code::kIoError:
     case arc::Status::Code::kCorruption:
       return 3;
+    case arc::Status::Code::kMissingInput:
+      return 6;
     default:
       return 4;
   }
@@ -86,23 +90,33 @@ int print_summary(const arc::replay::CampaignSummary& summary, const std::filesy
 // Runs (or resumes) a prepared campaign, writes its outputs and prints its summary.
 int run_and_report(arc::actors::PreparedCampaign prepared, const arc::actors::RunOptions& options,
                    arc::replay::ProgressPrinter& progress, bool json) {
+  // The outputs show the problem the run read (on resume perhaps the log's copy of it).
+  const arc::problem::Problem problem = prepared.problem;
   auto result = arc::actors::run_campaign(std::move(prepared), options);
   progress.finish();
   if (!result) return fail(result.status());
   auto log = arc::replay::read_run(result->run_dir);
   if (!log) return fail(log.status());
-  auto summary = arc::replay::summarize(log.value());
-  if (auto s = arc::replay::write_run_outputs(result->run_dir, summary); !s) return fail(s);
+  auto summary = arc::replay::summarize(log.value(), &problem);
+  if (auto s = arc::replay::write_run_outputs(result->run_dir, summary, false, nullptr, &problem);
+      !s) {
+    return fail(s);
+  }
   return print_summary(summary, result->run_dir, json);
 }
 
+// Prints what restoring a run's inputs found, one line each.
+void print_notice(const std::string& line) { std::fprintf(stderr, "arcd: %s\n", line.c_str()); }
+
 // A campaign that stopped (CampaignStopped is logged) but whose run was killed before its
 // outputs were all written: writes the missing ones from the log, which it leaves as it is.
+// `problem`: the run's (replay/reconstruct.h), or null when its inputs cannot be restored.
 int complete_stopped(const std::string& run_dir, const std::vector<arc::events::Event>& log,
-                     bool json) {
-  auto summary = arc::replay::summarize(log);
+                     bool json, const arc::problem::Problem* problem) {
+  auto summary = arc::replay::summarize(log, problem);
   std::vector<std::string> written;
-  if (auto s = arc::replay::write_run_outputs(run_dir, summary, /*only_missing=*/true, &written);
+  if (auto s = arc::replay::write_run_outputs(run_dir, summary, /*only_missing=*/true, &written,
+                                              problem);
       !s) {
     return fail(s);
   }
@@ -204,18 +218,28 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
                  run_dir.c_str(), config->file.c_str());
     return start_run(std::move(config.value()), std::move(options), json, choice, quiet);
   }
-  auto log = arc::replay::read_run(run_dir);
-  if (!log) return fail(log.status());
-  if (log->empty() || log->front().payload.type != arc::fb::Payload::CampaignStarted) {
+  // The log is read (and its inputs restored) read-only, then closed: run_campaign opens it
+  // for writing.
+  std::vector<arc::events::Event> log;
+  auto rec = arc::replay::reconstruct_run(run_dir, log);
+  if (!rec && rec.status().code() == arc::Status::Code::kInvalidArgument &&
+      (log.empty() || log.front().payload.type != arc::fb::Payload::CampaignStarted)) {
     return fail(arc::Status::invalid_argument(run_dir +
                                               ": the log does not begin with "
                                               "CampaignStarted; start it again with `arcd run`"));
   }
-  if (log->back().payload.type == arc::fb::Payload::CampaignStopped) {
-    return complete_stopped(run_dir, log.value(), json);
+  if (!log.empty() && log.back().payload.type == arc::fb::Payload::CampaignStopped) {
+    // Its outputs from the log; the problem only adds best/'s sources.
+    if (!rec) {
+      std::fprintf(stderr, "arcd: warning: %s; best/ gets candidate.json alone\n",
+                   rec.status().message().c_str());
+    } else {
+      arc::replay::tell_input_notices(rec.value(), print_notice);
+    }
+    return complete_stopped(run_dir, log, json, rec ? &rec->problem : nullptr);
   }
-  auto rec = arc::replay::reconstruct(*log->front().payload.AsCampaignStarted());
   if (!rec) return fail(rec.status());
+  arc::replay::tell_input_notices(rec.value(), print_notice);
   if (auto s = arc::actors::require_device(rec->problem, choice); !s) {
     return no_device("campaign " + rec->config.name, s);
   }
@@ -233,7 +257,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   if (!quiet) {
     options.observer = [&progress](const arc::events::Event& e) { progress.on_event(e); };
     std::fprintf(progress_out, "arcd: resuming campaign %s at seq %llu -> %s\n",
-                 rec->config.name.c_str(), static_cast<unsigned long long>(log->back().seq),
+                 rec->config.name.c_str(), static_cast<unsigned long long>(log.back().seq),
                  run_dir.c_str());
   }
   arc::actors::PreparedCampaign prepared{std::move(rec->config), std::move(rec->problem),
@@ -283,7 +307,7 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
 int cmd_export(const std::string& run_dir, const std::string& format, const std::string& out) {
   const std::filesystem::path out_dir =
       out.empty() ? std::filesystem::path(run_dir) / "export" / format : std::filesystem::path(out);
-  auto written = arc::replay::export_run(run_dir, format, out_dir);
+  auto written = arc::replay::export_run(run_dir, format, out_dir, print_notice);
   if (!written) return fail(written.status());
   for (const auto& p : written.value()) std::printf("wrote %s\n", p.c_str());
   return 0;
@@ -294,6 +318,7 @@ int cmd_confirm(const std::string& run_dir, uint32_t rounds, bool json,
   arc::replay::ConfirmOptions options;
   options.rounds = rounds;
   options.choice = choice;
+  options.notice = print_notice;
   auto c = arc::replay::confirm_run(run_dir, options);
   if (!c && c.status().code() == arc::Status::Code::kUnavailable) {
     return no_device("confirm of " + run_dir, c.status());

@@ -1,0 +1,353 @@
+// A run's inputs kept in its log: the manifest, storing it, restoring from it
+// (actors/run_inputs.h).
+#include "actors/run_inputs.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include "base/sha256.h"
+#include "storage/journal.h"
+
+namespace arc::actors {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kFormat[] = "kernelarc-run-inputs-v1";
+// How far above its folder a problem may reach ("../../common/x.h"); the loader bounds it no
+// tighter, but a manifest reaching further is not one a run wrote.
+constexpr int kMaxLevelsUp = 16;
+
+bool is_sha256_hex(const std::string& h) {
+  return h.size() == 64 && std::all_of(h.begin(), h.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// Leading ".." components of a relative path whose other components are plain names; -1 when
+// the path is absolute, empty, or holds ".", ".." (after a name) or an empty component.
+int levels_up(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.back() == '/') return -1;
+  int up = 0;
+  bool named = false;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string part = path.substr(start, end - start);
+    if (part.empty() || part == "." || (part == ".." && named)) return -1;
+    if (part == "..") {
+      ++up;
+    } else {
+      named = true;
+    }
+    start = end + 1;
+  }
+  return named ? up : -1;
+}
+
+// "<skill>/skill.toml" or "<skill>/SKILL.md".
+bool is_skill_file(const std::string& path) {
+  const size_t slash = path.find('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  const std::string name = path.substr(0, slash);
+  const std::string leaf = path.substr(slash + 1);
+  return levels_up(name) == 0 && name.find('/') == std::string::npos &&
+         (leaf == "skill.toml" || leaf == "SKILL.md");
+}
+
+Status bad_manifest(const std::string& field, const std::string& expected) {
+  return Status::missing_input("the run's inputs manifest: field '" + field + "': expected " +
+                               expected);
+}
+
+// A {path: sha256} object of `field`; `valid` checks each path.
+Status read_files(const json& j, const std::string& field,
+                  const std::function<bool(const std::string&)>& valid,
+                  const std::string& expected_path, std::map<std::string, std::string>& out) {
+  if (!j.is_object() || j.empty()) {
+    return bad_manifest(field, "a non-empty object of path -> SHA-256");
+  }
+  for (const auto& [path, hash] : j.items()) {
+    if (!valid(path)) return bad_manifest(field + "[\"" + path + "\"]", expected_path);
+    if (!hash.is_string() || !is_sha256_hex(hash.get<std::string>())) {
+      return bad_manifest(field + "[\"" + path + "\"]", "64 lowercase hex digits (SHA-256)");
+    }
+    out[path] = hash.get<std::string>();
+  }
+  return Status::ok();
+}
+
+// A string member of an object.
+Status read_string(const json& j, const std::string& object, const std::string& key,
+                   std::string& out) {
+  if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty()) {
+    return bad_manifest(object + "." + key, "a non-empty string");
+  }
+  out = j[key].get<std::string>();
+  return Status::ok();
+}
+
+// An artifact by hash, as the named file of the run; any failure is a missing input.
+Result<std::string> fetch(const ArtifactSource& artifacts, const std::string& hash,
+                          const std::string& what) {
+  if (!artifacts) {
+    return Status::missing_input(what + " (artifact " + hash + "): no artifact store to read");
+  }
+  auto blob = artifacts(hash);
+  if (!blob) {
+    return Status::missing_input(what + " (artifact " + hash +
+                                 ") cannot be read from the log: " + blob.status().message());
+  }
+  if (sha256_hex(blob.value()) != hash) {
+    return Status::missing_input(what + " (artifact " + hash + "): its bytes hash otherwise");
+  }
+  return blob;
+}
+
+Status write_file(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec)
+    return Status::io_error("cannot create " + path.parent_path().string() + ": " + ec.message());
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  out.close();
+  if (!out) return Status::io_error("cannot write " + path.string());
+  return Status::ok();
+}
+
+// A private folder under the system's temporary folder, removed with the last pointer to it.
+Result<std::shared_ptr<const fs::path>> make_private_folder() {
+  std::error_code ec;
+  std::string tmpl = (fs::temp_directory_path(ec) / "kernelarc-inputs-XXXXXX").string();
+  if (ec) return Status::io_error("no temporary folder: " + ec.message());
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return Status::io_error("cannot create a temporary folder like " + tmpl);
+  }
+  return std::shared_ptr<const fs::path>(new fs::path(tmpl), [](const fs::path* p) {
+    std::error_code ignored;
+    fs::remove_all(*p, ignored);
+    delete p;
+  });
+}
+
+// The log's copy of the problem, written under `root` so that every path it names relative to
+// its folder (leading ".." included) resolves inside `root`; the folder keeps the trailing names
+// of the run's (messages read alike). Returns the problem folder.
+Result<fs::path> write_problem_copy(const RunInputsManifest& m, const fs::path& root,
+                                    const ArtifactSource& artifacts) {
+  int up = 0;
+  for (const auto& [path, _] : m.problem_files) up = std::max(up, levels_up(path));
+  std::vector<std::string> names;
+  for (const auto& part : fs::path(m.problem_dir).lexically_normal()) {
+    const std::string s = part.string();
+    if (!s.empty() && s != "/" && s != "." && s != "..") names.push_back(s);
+  }
+  const size_t keep = static_cast<size_t>(std::max(up, 1));
+  while (names.size() < keep) names.insert(names.begin(), "up" + std::to_string(names.size()));
+  fs::path dir = root / "problem";
+  for (size_t i = names.size() - keep; i < names.size(); ++i) dir /= names[i];
+  for (const auto& [path, hash] : m.problem_files) {
+    auto bytes =
+        fetch(artifacts, hash, "problem file " + (fs::path(m.problem_dir) / path).string());
+    if (!bytes) return bytes.status();
+    if (auto s = write_file((dir / path).lexically_normal(), bytes.value()); !s) return s;
+  }
+  return dir;
+}
+
+Result<fs::path> write_skills_copy(const RunInputsManifest& m, const fs::path& root,
+                                   const ArtifactSource& artifacts) {
+  const fs::path dir = root / "skills";
+  for (const auto& [path, hash] : m.skill_files) {
+    auto bytes = fetch(artifacts, hash, "skill file " + (fs::path(m.skills_dir) / path).string());
+    if (!bytes) return bytes.status();
+    if (auto s = write_file(dir / path, bytes.value()); !s) return s;
+  }
+  return dir;
+}
+
+std::string short_hash(const std::string& h) { return h.substr(0, 12); }
+
+// A log without a manifest: the problem and skills where the log names them, as they are now.
+Result<RunInputs> read_named_inputs(const fb::CampaignStartedT& started,
+                                    const fs::path& skills_dir) {
+  const std::string no_copy =
+      "; the log keeps no copy of the run's inputs (it was written before runs kept them), so "
+      "the run can only be replayed where its files are as they were";
+  RunInputs in;
+  auto problem = problem::load_problem(started.problem_dir);
+  if (!problem) {
+    return Status::missing_input("problem " + started.problem_dir + ": " +
+                                 problem.status().message() + no_copy);
+  }
+  if (problem->hash != started.problem_hash) {
+    return Status::missing_input(
+        "problem " + started.problem_dir + ": its files changed since the run (hash " +
+        short_hash(problem->hash) + ", logged " + short_hash(started.problem_hash) + ")" + no_copy);
+  }
+  auto skills = skills::load_skills(skills_dir);
+  if (!skills) {
+    return Status::missing_input("skills " + skills_dir.string() + ": " +
+                                 skills.status().message() + no_copy);
+  }
+  in.problem = std::move(problem.value());
+  in.skills = std::move(skills.value());
+  in.problem_path = started.problem_dir;
+  in.skills_path = skills_dir;
+  return in;
+}
+
+}  // namespace
+
+std::string manifest_text(const RunInputsManifest& m) {
+  json j = {
+      {"format", kFormat},
+      {"campaign", {{"path", m.campaign_path}, {"sha256", m.campaign_sha256}}},
+      {"problem", {{"dir", m.problem_dir}, {"hash", m.problem_hash}, {"files", m.problem_files}}},
+      {"skills", {{"dir", m.skills_dir}, {"files", m.skill_files}}}};
+  return j.dump(1);
+}
+
+Result<RunInputsManifest> parse_manifest(std::string_view text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return bad_manifest("(top)", "a JSON object");
+  if (!j.contains("format") || j["format"] != kFormat) {
+    return bad_manifest("format", std::string("\"") + kFormat + "\"");
+  }
+  RunInputsManifest m;
+  for (const char* key : {"campaign", "problem", "skills"}) {
+    if (!j.contains(key) || !j[key].is_object()) return bad_manifest(key, "an object");
+  }
+  const json& c = j["campaign"];
+  const json& p = j["problem"];
+  const json& s = j["skills"];
+  if (auto st = read_string(c, "campaign", "path", m.campaign_path); !st) return st;
+  if (auto st = read_string(c, "campaign", "sha256", m.campaign_sha256); !st) return st;
+  if (!is_sha256_hex(m.campaign_sha256)) {
+    return bad_manifest("campaign.sha256", "64 lowercase hex digits (SHA-256)");
+  }
+  if (auto st = read_string(p, "problem", "dir", m.problem_dir); !st) return st;
+  if (auto st = read_string(p, "problem", "hash", m.problem_hash); !st) return st;
+  if (auto st = read_string(s, "skills", "dir", m.skills_dir); !st) return st;
+  const auto problem_path = [](const std::string& path) {
+    const int up = levels_up(path);
+    return up >= 0 && up <= kMaxLevelsUp;
+  };
+  if (!p.contains("files")) return bad_manifest("problem.files", "an object");
+  if (auto st = read_files(p["files"], "problem.files", problem_path,
+                           "a path relative to the problem folder", m.problem_files);
+      !st) {
+    return st;
+  }
+  if (m.problem_files.count("problem.toml") == 0) {
+    return bad_manifest("problem.files", "an entry for problem.toml");
+  }
+  if (!s.contains("files")) return bad_manifest("skills.files", "an object");
+  if (auto st = read_files(s["files"], "skills.files", is_skill_file,
+                           "\"<skill>/skill.toml\" or \"<skill>/SKILL.md\"", m.skill_files);
+      !st) {
+    return st;
+  }
+  return m;
+}
+
+Result<std::string> store_run_inputs(storage::Journal& journal, const CampaignConfig& config,
+                                     const problem::Problem& problem,
+                                     const std::vector<skills::Skill>& skills) {
+  RunInputsManifest m;
+  m.campaign_path = config.file.string();
+  m.problem_dir = problem.dir.string();
+  m.problem_hash = problem.hash;
+  m.skills_dir = config.skills.string();
+  auto put = [&journal](const std::string& bytes) { return journal.put_artifact(bytes); };
+  auto h = put(config.text);
+  if (!h) return h.status();
+  m.campaign_sha256 = h.value();
+  for (const auto& [path, bytes] : problem.files) {
+    auto ph = put(bytes);
+    if (!ph) return ph.status();
+    m.problem_files[path] = ph.value();
+  }
+  for (const auto& s : skills) {
+    auto th = put(s.definition);
+    if (!th) return th.status();
+    auto gh = put(s.guidance);
+    if (!gh) return gh.status();
+    m.skill_files[s.name + "/skill.toml"] = th.value();
+    m.skill_files[s.name + "/SKILL.md"] = gh.value();
+  }
+  return put(manifest_text(m));
+}
+
+Result<RunInputs> restore_run_inputs(const fb::CampaignStartedT& started,
+                                     const fs::path& skills_dir, const ArtifactSource& artifacts) {
+  if (started.inputs_ref.empty() || !artifacts) return read_named_inputs(started, skills_dir);
+  auto text = fetch(artifacts, started.inputs_ref, "the run's inputs manifest");
+  if (!text) return text.status();
+  auto manifest = parse_manifest(text.value());
+  if (!manifest) return manifest.status();
+  const RunInputsManifest& m = manifest.value();
+  if (m.problem_hash != started.problem_hash) {
+    return bad_manifest("problem.hash",
+                        "the hash CampaignStarted logged, " + short_hash(started.problem_hash));
+  }
+  RunInputs in;
+  auto folder = make_private_folder();
+  if (!folder) return folder.status();
+  in.restored = std::move(folder.value());
+
+  auto skills_copy = write_skills_copy(m, *in.restored, artifacts);
+  if (!skills_copy) return skills_copy.status();
+  auto skills = skills::load_skills(skills_copy.value());
+  if (!skills) {
+    return Status::missing_input("the log's copy of skills " + m.skills_dir +
+                                 " does not load: " + skills.status().message());
+  }
+  in.skills = std::move(skills.value());
+  in.skills_path = skills_copy.value();
+
+  // The folder the log names, when it still holds what the run read.
+  auto named = problem::load_problem(started.problem_dir);
+  if (named && named->hash == started.problem_hash) {
+    in.problem = std::move(named.value());
+    in.problem_path = started.problem_dir;
+    return in;
+  }
+  std::error_code ec;
+  const std::string copy = "; using the copy in the run's log";
+  if (named) {
+    in.warnings.push_back("problem " + started.problem_dir +
+                          ": its files changed since the run (hash " + short_hash(named->hash) +
+                          ", logged " + short_hash(started.problem_hash) + ")" + copy);
+  } else if (fs::exists(started.problem_dir, ec)) {
+    in.notes.push_back("problem " + started.problem_dir + ": no longer loads (" +
+                       named.status().message() + ")" + copy);
+  } else {
+    in.notes.push_back("problem " + started.problem_dir + ": not found" + copy);
+  }
+  auto problem_copy = write_problem_copy(m, *in.restored, artifacts);
+  if (!problem_copy) return problem_copy.status();
+  auto restored = problem::load_problem(problem_copy.value());
+  if (!restored) {
+    return Status::missing_input("the log's copy of problem " + started.problem_dir +
+                                 " does not load: " + restored.status().message());
+  }
+  if (restored->hash != started.problem_hash) {
+    return Status::missing_input("the log's copy of problem " + started.problem_dir +
+                                 " hashes to " + short_hash(restored->hash) + ", logged " +
+                                 short_hash(started.problem_hash) +
+                                 " (the manifest lacks a file the run read)");
+  }
+  in.problem = std::move(restored.value());
+  in.problem_path = problem_copy.value();
+  return in;
+}
+
+}  // namespace arc::actors
