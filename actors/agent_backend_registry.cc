@@ -60,6 +60,9 @@ CoreSettings core_settings(const CampaignConfig& c) {
   s.global_plateau = c.global_plateau;
   s.margin = c.margin;
   s.sol_margin = c.sol_margin;
+  s.pairs = c.pairs;
+  s.pair_band = c.pair_band;
+  s.pair_confidence = c.pair_confidence;
   s.wins_bound = c.wins_bound;
   s.traps_bound = c.traps_bound;
   s.plateau_window = c.plateau_window;

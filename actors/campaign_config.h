@@ -29,6 +29,9 @@ inline constexpr NumberRange kTimeoutRange{0.1, 86400, false, false, "seconds"};
 inline constexpr IntegerRange kMemoryLimitMbRange{64, 16777216, "no limit"};  // 64 MiB to 16 TiB
 inline constexpr NumberRange kMarginRange{0, 1, false, true};
 inline constexpr NumberRange kSolMarginRange{0, 1, true, false};
+inline constexpr IntegerRange kPairsRange{1, 1000, "unpaired decisions"};
+inline constexpr NumberRange kPairBandRange{0, 1, false, true};
+inline constexpr NumberRange kPairConfidenceRange{0.5, 1, false, true};
 inline constexpr IntegerRange kMemoryBoundRange{1, 1 << 30};  // or "unbounded"
 inline constexpr IntegerRange kPlateauWindowRange{1, 1000000};
 // Backend sections ([llm], [exec]).
@@ -72,6 +75,10 @@ struct CampaignConfig {
   // [guard] sol_margin: a median below sol_margin x the SOL bound is IMPOSSIBLE; unset: the
   // backend's default (actors/guard_core.h, sol_margin_for: host 1.0, CUDA 0.5).
   std::optional<double> sol_margin;
+  // [guard] pairs, pair_band, pair_confidence: paired decisions (actors/guard_core.h).
+  uint32_t pairs = 10;  // 0: decisions from the evaluation alone
+  double pair_band = 0.05;
+  double pair_confidence = 0.95;
   uint32_t wins_bound = 16;        // 0 = unbounded
   uint32_t traps_bound = 16;       // 0 = unbounded
   uint32_t plateau_window = 8;     // per-agent: candidates without a KEEP before drafting

@@ -230,6 +230,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                           std::to_string(FLATBUFFERS_VERSION_MINOR) + "." +
                           std::to_string(FLATBUFFERS_VERSION_REVISION)},
       {"evaluator", ctx.evaluator->name()},
+      {kDecisionsKey, kPairedDecisions},
   };
   ctx.compile_jobs = options.compile_jobs != 0 ? options.compile_jobs
                                                : std::max(1u, std::thread::hardware_concurrency());

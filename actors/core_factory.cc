@@ -25,6 +25,9 @@ std::unique_ptr<MemoryCore> CoreFactory::memory() const {
 std::unique_ptr<GuardCore> CoreFactory::guard() const {
   GuardConfig gc{settings_.margin, settings_.budget, problem_->kernel_type, workloads_};
   gc.sol_margin = sol_margin_for(settings_.sol_margin, problem_->backend);
+  gc.pairs = settings_.pairs;
+  gc.pair_band = settings_.pair_band;
+  gc.pair_confidence = settings_.pair_confidence;
   return std::make_unique<GuardCore>(std::move(gc));
 }
 

@@ -44,6 +44,9 @@ struct CoreSettings {
   uint32_t global_plateau = 24;
   double margin = 0.02;
   std::optional<double> sol_margin;  // [guard] sol_margin; unset: the backend's default
+  uint32_t pairs = 10;               // [guard] pairs, pair_band, pair_confidence
+  double pair_band = 0.05;
+  double pair_confidence = 0.95;
   uint32_t wins_bound = 16;
   uint32_t traps_bound = 16;
   uint32_t plateau_window = 8;

@@ -11,6 +11,7 @@
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "actors/view.h"
+#include "eval/pair.h"
 
 namespace arc::actors {
 namespace {
@@ -33,6 +34,10 @@ struct guard_state {
   uint64_t last_own_seq = 0;
   std::map<std::string, fb::CandidateEvaluatedT> evaluations;
   std::map<std::string, fb::CompileFinishedT> precompiled;
+  // Every proposed candidate's canonical form, and the compiles kept for pairing: an incumbent
+  // is measured again whenever a candidate of its agent is paired with it.
+  std::map<std::string, std::string> canonicals;
+  std::map<std::string, fb::CompileFinishedT> compiled;
   static inline const char* name = "arc.guard";
 };
 
@@ -97,6 +102,97 @@ void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcom
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
+// The input stream of pair `index` of a candidate's paired decision.
+constexpr uint64_t kPairSeedStream = 0x9a1e0000;
+
+// A pair of a paired decision, measured on the guard's evaluator. An incumbent that cannot be
+// rebuilt any more is that pair's failure (the decision REVERTs naming it), never the
+// candidate's.
+fb::PairMeasuredT measure_next_pair(guard_actor self, CampaignContext* ctx,
+                                    const fb::CandidateProposedT& proposal,
+                                    const PairRequest& request, uint64_t evaluation_seq) {
+  auto load = [self, ctx](const std::string& hash, problem::Candidate* out,
+                          const fb::CompileFinishedT** compiled) -> std::string {
+    auto& st = self->state;
+    auto text = st.canonicals.find(hash);
+    if (text == st.canonicals.end()) return "its proposal is not in the log";
+    auto c = problem::Candidate::from_canonical(text->second);
+    if (!c) return "malformed candidate: " + c.status().message();
+    *out = std::move(c.value());
+    auto it = st.compiled.find(hash);
+    if (it == st.compiled.end())
+      it = st.compiled.emplace(hash, ctx->evaluator->compile(*out, hash)).first;
+    *compiled = &it->second;
+    if (!it->second.ok) return "it no longer compiles";
+    return "";
+  };
+  problem::Candidate cand, inc;
+  const fb::CompileFinishedT* cand_compiled = nullptr;
+  const fb::CompileFinishedT* inc_compiled = nullptr;
+  const std::string cand_error = load(proposal.candidate_hash, &cand, &cand_compiled);
+  const std::string inc_error = load(request.incumbent_hash, &inc, &inc_compiled);
+  const uint64_t input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
+                                       kPairSeedStream + request.index);
+  fb::PairMeasuredT pair;
+  if (cand_error.empty() && inc_error.empty()) {
+    eval::EvalSettings settings = ctx->config.evaluation;
+    settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R rounds
+    pair = eval::measure_pair(*ctx->evaluator, {&cand, proposal.candidate_hash, cand_compiled},
+                              {&inc, request.incumbent_hash, inc_compiled}, request.candidate_first,
+                              input_seed, settings);
+  } else {
+    pair.candidate_hash = proposal.candidate_hash;
+    pair.incumbent_hash = request.incumbent_hash;
+    pair.candidate_first = request.candidate_first;
+    pair.input_seed = input_seed;
+    for (const auto& w : ctx->problem.workloads) {
+      auto pw = std::make_unique<fb::PairWorkloadT>();
+      pw->workload = w.name;
+      pw->candidate = std::make_unique<fb::PairSideT>();
+      pw->incumbent = std::make_unique<fb::PairSideT>();
+      const bool inc_failed = !inc_error.empty();
+      pw->incumbent->status =
+          inc_failed ? fb::WorkloadStatus::COMPILE_ERROR : fb::WorkloadStatus::NOT_RUN;
+      pw->incumbent->error =
+          inc_failed ? "the incumbent " + request.incumbent_hash.substr(0, 12) + ": " + inc_error
+                     : "";
+      pw->candidate->status =
+          inc_failed ? fb::WorkloadStatus::NOT_RUN : fb::WorkloadStatus::COMPILE_ERROR;
+      pw->candidate->error = inc_failed ? "" : cand_error;
+      pair.workloads.push_back(std::move(pw));
+    }
+  }
+  pair.agent = proposal.agent;
+  pair.index = request.index;
+  pair.evaluation_seq = evaluation_seq;
+  return pair;
+}
+
+// Measures the pairs the decision still needs, one logged event each (a resumed campaign goes
+// on from the last logged pair), then decides.
+void settle(guard_actor self, CampaignContext* ctx, fb::CandidateEvaluatedT evaluation,
+            uint64_t eval_seq) {
+  auto& st = self->state;
+  const auto& proposal = st.queue.front().sub.proposal;
+  auto next = st.core->next_pair(proposal, evaluation, eval_seq);
+  if (!next) {
+    record_decision(self, ctx, st.core->decide(proposal, evaluation, eval_seq));
+    return;
+  }
+  event_list list;
+  list.events.push_back(
+      events::make_event(kGuardActor, measure_next_pair(self, ctx, proposal, *next, eval_seq)));
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then(
+          [self, ctx, evaluation, eval_seq](const seq_list& seqs) mutable {
+            // The core must have applied the pair before it says what is next.
+            self->state.follower.when(seqs.seqs.back(), [self, ctx, evaluation, eval_seq] {
+              settle(self, ctx, evaluation, eval_seq);
+            });
+          },
+          [self, ctx](caf::error& err) { fail(self, ctx, err); });
+}
+
 void process(guard_actor self, CampaignContext* ctx) {
   const submission& sub = self->state.queue.front().sub;
   const auto& proposal = sub.proposal;
@@ -108,7 +204,7 @@ void process(guard_actor self, CampaignContext* ctx) {
   if (auto earlier = st.core->earlier_evaluation(proposal.candidate_hash)) {
     auto it = st.evaluations.find(proposal.candidate_hash);
     if (it != st.evaluations.end()) {
-      record_decision(self, ctx, st.core->decide(proposal, it->second, *earlier));
+      settle(self, ctx, it->second, *earlier);
       return;
     }
   }
@@ -144,6 +240,7 @@ void process(guard_actor self, CampaignContext* ctx) {
   }
   evaluation.candidate_hash = proposal.candidate_hash;
   compiled.candidate_hash = proposal.candidate_hash;
+  if (compiled.ok) st.compiled[proposal.candidate_hash] = compiled;
   event_list list;
   list.events.push_back(events::make_event(kGuardActor, std::move(compiled)));
   list.events.push_back(events::make_event(kGuardActor, evaluation));
@@ -151,10 +248,9 @@ void process(guard_actor self, CampaignContext* ctx) {
       .then(
           [self, ctx, evaluation](const seq_list& seqs) mutable {
             const uint64_t eval_seq = seqs.seqs.back();
-            auto& st = self->state;
-            const auto& proposal = st.queue.front().sub.proposal;
-            auto outcome = st.core->decide(proposal, evaluation, eval_seq);
-            record_decision(self, ctx, std::move(outcome));
+            self->state.follower.when(eval_seq, [self, ctx, evaluation, eval_seq] {
+              settle(self, ctx, evaluation, eval_seq);
+            });
           },
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
@@ -212,6 +308,9 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
             if (e.payload.type == fb::Payload::CandidateEvaluated) {
               const auto* p = e.payload.AsCandidateEvaluated();
               self->state.evaluations.emplace(p->candidate_hash, *p);
+            } else if (e.payload.type == fb::Payload::CandidateProposed) {
+              const auto* p = e.payload.AsCandidateProposed();
+              self->state.canonicals.emplace(p->candidate_hash, p->canonical);
             }
           });
         },

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "actors/view.h"
+#include "base/stats.h"
 
 namespace arc::actors {
 
@@ -22,9 +23,18 @@ double sol_margin_for(std::optional<double> configured, const std::string& backe
 
 void GuardCore::apply(const events::Event& e) {
   switch (e.payload.type) {
+    case fb::Payload::CampaignStarted: {
+      // A log written before paired decisions existed is decided, and verified, unpaired.
+      paired_log_ = false;
+      for (const auto& kv : e.payload.AsCampaignStarted()->software) {
+        if (kv->key == kDecisionsKey && kv->value == kPairedDecisions) paired_log_ = true;
+      }
+      break;
+    }
     case fb::Payload::CandidateProposed: {
       const auto* p = e.payload.AsCandidateProposed();
-      if (p->agent == kCampaignActor && p->move == kBaselineMove) baseline_hash_ = p->candidate_hash;
+      if (p->agent == kCampaignActor && p->move == kBaselineMove)
+        baseline_hash_ = p->candidate_hash;
       break;
     }
     case fb::Payload::CandidateEvaluated: {
@@ -48,19 +58,34 @@ void GuardCore::apply(const events::Event& e) {
           // The baseline's medians are the speedups' denominators.
           baseline_ns_ = pending_baseline_;
           for (auto& [agent, score] : incumbents_) score = 1.0;
+          for (auto& [agent, hash] : incumbent_hashes_) hash = baseline_hash_;
         }
         break;
       }
       ++decided_;
-      if (p->verdict == fb::Verdict::KEEP) incumbents_[p->agent] = p->score;
+      if (p->verdict == fb::Verdict::KEEP) {
+        incumbents_[p->agent] = p->score;
+        incumbent_hashes_[p->agent] = p->candidate_hash;
+      }
       break;
     }
     case fb::Payload::AgentSpawned:
       incumbents_[e.payload.AsAgentSpawned()->agent] = 1.0;
+      incumbent_hashes_[e.payload.AsAgentSpawned()->agent] = baseline_hash_;
       break;
     case fb::Payload::SiblingInspected: {
       const auto* p = e.payload.AsSiblingInspected();
-      if (p->adopted) incumbents_[p->agent] = p->sibling_score;
+      if (p->adopted) {
+        incumbents_[p->agent] = p->sibling_score;
+        incumbent_hashes_[p->agent] = p->sibling_incumbent;
+      }
+      break;
+    }
+    case fb::Payload::PairMeasured: {
+      const auto* p = e.payload.AsPairMeasured();
+      auto& logged = pairs_[{p->candidate_hash, p->incumbent_hash}];
+      // Only the next pair counts: a repeated or out-of-order index adds nothing.
+      if (p->index == logged.size()) logged.push_back(*p);
       break;
     }
     case fb::Payload::PlateauDetected:
@@ -76,6 +101,17 @@ void GuardCore::apply(const events::Event& e) {
 double GuardCore::incumbent_score(const std::string& agent) const {
   auto it = incumbents_.find(agent);
   return it == incumbents_.end() ? 1.0 : it->second;
+}
+
+std::string GuardCore::incumbent_hash(const std::string& agent) const {
+  auto it = incumbent_hashes_.find(agent);
+  return it == incumbent_hashes_.end() || it->second.empty() ? baseline_hash_ : it->second;
+}
+
+const std::vector<fb::PairMeasuredT>* GuardCore::logged_pairs(const std::string& candidate,
+                                                              const std::string& incumbent) const {
+  auto it = pairs_.find({candidate, incumbent});
+  return it == pairs_.end() ? nullptr : &it->second;
 }
 
 std::optional<fb::DecisionT> GuardCore::stop_decision(
@@ -98,9 +134,10 @@ std::optional<uint64_t> GuardCore::earlier_evaluation(const std::string& hash) c
   return it->second;
 }
 
-GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
-                               const fb::CandidateEvaluatedT& evaluation,
-                               uint64_t evaluation_seq) const {
+GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
+                                 const fb::CandidateEvaluatedT& evaluation, uint64_t evaluation_seq,
+                                 bool* to_pair) const {
+  *to_pair = false;
   GuardOutcome out;
   fb::DecisionT& d = out.decision;
   d.candidate_hash = proposal.candidate_hash;
@@ -166,8 +203,8 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
   double noise = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     const auto* w = ws[i];
-    const double base = is_baseline || baseline_ns_.size() != ws.size() ? w->median_ns
-                                                                           : baseline_ns_[i];
+    const double base =
+        is_baseline || baseline_ns_.size() != ws.size() ? w->median_ns : baseline_ns_[i];
     d.speedups.push_back(base / w->median_ns);
     const double head = base - w->sol_ns;
     d.sol_scores.push_back(head > 0 ? 1.0 / (1.0 + (w->median_ns - w->sol_ns) / head) : 1.0);
@@ -199,6 +236,133 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
        << ")";
   }
   d.reason = os.str();
+  const double band = std::max(config_.pair_band, noise);
+  *to_pair = !is_baseline && config_.pairs > 0 && paired_log_ &&
+             d.score >= d.incumbent_score * (1.0 + d.margin - band) &&
+             incumbent_hash(proposal.agent) != proposal.candidate_hash &&
+             !incumbent_hash(proposal.agent).empty();
+  return out;
+}
+
+namespace {
+
+// The first side of a pair that was not OK, as "pair i: workload w: STATUS: error".
+std::string pair_failure(const fb::PairMeasuredT& pair, bool candidate_side) {
+  for (const auto& w : pair.workloads) {
+    const auto& side = candidate_side ? w->candidate : w->incumbent;
+    if (side == nullptr)
+      return "pair " + std::to_string(pair.index) + ": workload " + w->workload + ": no result";
+    if (side->status != fb::WorkloadStatus::OK || !(side->median_ns > 0)) {
+      return "pair " + std::to_string(pair.index) + ": workload " + w->workload + ": " +
+             fb::EnumNameWorkloadStatus(side->status) +
+             (side->error.empty() ? "" : ": " + side->error);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<PairRequest> GuardCore::next_pair(const fb::CandidateProposedT& proposal,
+                                                const fb::CandidateEvaluatedT& evaluation,
+                                                uint64_t evaluation_seq) const {
+  bool to_pair = false;
+  unpaired(proposal, evaluation, evaluation_seq, &to_pair);
+  if (!to_pair) return std::nullopt;
+  PairRequest r;
+  r.incumbent_hash = incumbent_hash(proposal.agent);
+  const auto* logged = logged_pairs(proposal.candidate_hash, r.incumbent_hash);
+  const size_t have = logged == nullptr ? 0 : logged->size();
+  if (have >= config_.pairs) return std::nullopt;
+  // A failed pair decides at once: more pairs would not change a REJECT or a failed incumbent.
+  for (size_t i = 0; i < have; ++i) {
+    if (!pair_failure((*logged)[i], true).empty() || !pair_failure((*logged)[i], false).empty()) {
+      return std::nullopt;
+    }
+  }
+  r.index = static_cast<uint32_t>(have);
+  r.candidate_first = r.index % 2 == 1;
+  return r;
+}
+
+GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
+                               const fb::CandidateEvaluatedT& evaluation,
+                               uint64_t evaluation_seq) const {
+  bool to_pair = false;
+  GuardOutcome out = unpaired(proposal, evaluation, evaluation_seq, &to_pair);
+  if (!to_pair) return out;
+  fb::DecisionT& d = out.decision;
+  const bool was_keep = d.verdict == fb::Verdict::KEEP;
+  out.conclusion.reset();  // a win is recorded only once the pairs confirm it
+  d.incumbent_hash = incumbent_hash(proposal.agent);
+  const auto* logged = logged_pairs(proposal.candidate_hash, d.incumbent_hash);
+  const size_t have = logged == nullptr ? 0 : std::min<size_t>(logged->size(), config_.pairs);
+  d.pairs = static_cast<uint32_t>(have);
+  std::ostringstream os;
+  os.precision(4);
+  for (size_t i = 0; i < have; ++i) {
+    const auto& pair = (*logged)[i];
+    // The incumbent first: nothing a candidate does to the worker may turn into its KEEP, and
+    // an incumbent that failed says nothing about the candidate.
+    if (std::string f = pair_failure(pair, false); !f.empty()) {
+      d.verdict = fb::Verdict::REVERT;
+      d.reason =
+          "paired confirmation: the incumbent " + d.incumbent_hash.substr(0, 12) + " failed: " + f;
+      return out;
+    }
+    if (std::string f = pair_failure(pair, true); !f.empty()) {
+      d.verdict = fb::Verdict::REJECT;
+      d.reason = "paired confirmation against " + d.incumbent_hash.substr(0, 12) + ": " + f;
+      fb::ConclusionRecordedT c;
+      c.kind = fb::ConclusionKind::TRAP;
+      c.kernel_type = config_.kernel_type;
+      c.move = proposal.move;
+      c.why = d.reason.substr(0, 512);
+      c.candidate_hash = proposal.candidate_hash;
+      c.agent = proposal.agent;
+      out.conclusion = std::move(c);
+      return out;
+    }
+  }
+  if (have < config_.pairs) {
+    d.verdict = fb::Verdict::REVERT;
+    os << "paired confirmation incomplete: " << have << " of " << config_.pairs << " pairs against "
+       << d.incumbent_hash.substr(0, 12) << " logged";
+    d.reason = os.str();
+    return out;
+  }
+  std::vector<double> ratios;
+  for (size_t i = 0; i < have; ++i) {
+    std::vector<double> per_workload;
+    for (const auto& w : (*logged)[i].workloads) {
+      per_workload.push_back(w->incumbent->median_ns / w->candidate->median_ns);
+    }
+    ratios.push_back(geomean(per_workload));
+  }
+  const MedianBound b = median_lower_bound(ratios, config_.pair_confidence);
+  d.paired_ratio = median(ratios);
+  d.paired_bound = b.bound;
+  d.paired_confidence = b.confidence;
+  const bool keep = b.bound > 1.0 + d.margin;
+  os << "paired against " << d.incumbent_hash.substr(0, 12) << " (" << have
+     << " pairs): median speedup " << d.paired_ratio << ", lower bound " << b.bound << " ("
+     << 100.0 * b.confidence << "% confidence) " << (keep ? ">" : "<=") << " 1 + " << d.margin
+     << "; unpaired score " << d.score << (was_keep ? " > " : " <= ") << "incumbent "
+     << d.incumbent_score;
+  d.reason = os.str();
+  if (keep) {
+    d.verdict = fb::Verdict::KEEP;
+    fb::ConclusionRecordedT c;
+    c.kind = fb::ConclusionKind::WIN;
+    c.kernel_type = config_.kernel_type;
+    c.move = proposal.move;
+    c.speedup = d.paired_ratio;
+    c.candidate_hash = proposal.candidate_hash;
+    c.agent = proposal.agent;
+    out.conclusion = std::move(c);
+  } else {
+    d.verdict = fb::Verdict::REVERT;
+  }
   return out;
 }
 

@@ -30,4 +30,32 @@ SampleStats summarize_samples(std::vector<double> samples) {
   return s;
 }
 
+MedianBound median_lower_bound(std::vector<double> samples, double confidence) {
+  MedianBound b;
+  const size_t n = samples.size();
+  if (n == 0) return b;
+  std::sort(samples.begin(), samples.end());
+  // cdf[j] = P(X <= j) for X ~ Binomial(n, 1/2), in log space so large n cannot overflow.
+  const double alpha = 1.0 - confidence;
+  double cdf = 0;
+  size_t k = n;  // every count's tail within alpha (a confidence near 0): the largest
+  for (size_t j = 0; j < n; ++j) {
+    const double log_pmf =
+        std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(j) + 1) -
+        std::lgamma(static_cast<double>(n - j) + 1) - static_cast<double>(n) * std::log(2.0);
+    const double next = cdf + std::exp(log_pmf);
+    if (next > alpha) {
+      // k - 1 = j - 1 is the last count whose tail stays within alpha.
+      k = std::max<size_t>(j, 1);
+      if (j == 0) cdf = next;  // not even the smallest reaches the confidence
+      break;
+    }
+    cdf = next;
+  }
+  b.rank = k;
+  b.bound = samples[k - 1];
+  b.confidence = 1.0 - cdf;
+  return b;
+}
+
 }  // namespace arc

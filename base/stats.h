@@ -1,6 +1,7 @@
 #pragma once
 // Order statistics of measured samples, the one definition every module uses (the worker's
 // statistics, the replay evaluator's bootstrap, confirmation, ablation, plots).
+#include <cstddef>
 #include <vector>
 
 namespace arc {
@@ -18,5 +19,17 @@ struct SampleStats {
 };
 // Median, quartiles (quantile() above), minimum and spread; all 0 for no samples.
 SampleStats summarize_samples(std::vector<double> samples);
+
+// A distribution-free lower confidence bound of the median of `samples` (the sign test's order
+// statistic): the k-th smallest sample for the largest k with P(Binomial(n, 1/2) <= k - 1) <=
+// 1 - confidence, so that the true median lies above it with at least `confidence`. Too few
+// samples for that confidence (n < 5 at 0.95): the smallest, with the confidence it carries
+// (1 - 2^-n). No samples: {0, 0}.
+struct MedianBound {
+  double bound = 0;
+  double confidence = 0;  // achieved: 1 - P(Binomial(n, 1/2) <= k - 1)
+  size_t rank = 0;        // k, 1-based
+};
+MedianBound median_lower_bound(std::vector<double> samples, double confidence);
 
 }  // namespace arc

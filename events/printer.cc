@@ -138,6 +138,9 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
       l.hash("cand", x.candidate_hash).str("agent", x.agent);
       l.raw("verdict", fb::EnumNameVerdict(x.verdict)).d("score", x.score);
       l.d("incumbent", x.incumbent_score).d("margin", x.margin).d("noise", x.noise);
+      if (x.pairs != 0) {
+        l.u("pairs", x.pairs).d("paired_ratio", x.paired_ratio).d("paired_bound", x.paired_bound);
+      }
       l.u("eval_seq", x.evaluation_seq).opt("reason", x.reason);
       break;
     }
@@ -187,6 +190,23 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
       const auto& x = *p.AsPeaksMeasured();
       l.str("device", x.device).d("bandwidth_bytes_per_s", x.bandwidth_bytes_per_s);
       l.d("flops_per_s", x.flops_per_s).opt("method", x.method);
+      break;
+    }
+    case Payload::PairMeasured: {
+      const auto& x = *p.AsPairMeasured();
+      l.hash("cand", x.candidate_hash).str("agent", x.agent).hash("incumbent", x.incumbent_hash);
+      l.u("pair", x.index).raw("order", x.candidate_first ? "candidate-first" : "incumbent-first");
+      for (const auto& w : x.workloads) {
+        if (!w || !w->candidate || !w->incumbent) continue;
+        const auto side = [](const fb::PairSideT& s) {
+          std::string v = fb::EnumNameWorkloadStatus(s.status);
+          if (s.status == fb::WorkloadStatus::OK) v += ":" + num(s.median_ns) + "ns";
+          return v;
+        };
+        l.str(("w." + w->workload).c_str(), side(*w->candidate) + "/" + side(*w->incumbent));
+      }
+      l.u("eval_seq", x.evaluation_seq);
+      if (x.worker_restarts != 0) l.u("restarts", x.worker_restarts);
       break;
     }
     case Payload::NONE:
@@ -326,7 +346,12 @@ json json_payload(const fb::PayloadUnion& p) {
               {"reason", x.reason},
               {"speedups", jnums(x.speedups)},
               {"sol_scores", jnums(x.sol_scores)},
-              {"evaluation_seq", x.evaluation_seq}};
+              {"evaluation_seq", x.evaluation_seq},
+              {"incumbent_hash", x.incumbent_hash},
+              {"pairs", x.pairs},
+              {"paired_ratio", jnum(x.paired_ratio)},
+              {"paired_bound", jnum(x.paired_bound)},
+              {"paired_confidence", jnum(x.paired_confidence)}};
     }
     case Payload::ConclusionRecorded: {
       const auto& x = *p.AsConclusionRecorded();
@@ -390,6 +415,35 @@ json json_payload(const fb::PayloadUnion& p) {
               {"flops_per_s", jnum(x.flops_per_s)},
               {"method", x.method},
               {"details", jkv(x.details)}};
+    }
+    case Payload::PairMeasured: {
+      const auto& x = *p.AsPairMeasured();
+      json ws = json::array();
+      const auto side = [](const fb::PairSideT* s) {
+        if (s == nullptr) return json(nullptr);
+        return json{{"status", fb::EnumNameWorkloadStatus(s->status)},
+                    {"error", s->error},
+                    {"samples_ns", jnums(s->samples_ns)},
+                    {"median_ns", jnum(s->median_ns)},
+                    {"spread", jnum(s->spread)},
+                    {"method", s->method}};
+      };
+      for (const auto& w : x.workloads) {
+        if (!w) continue;
+        ws.push_back({{"workload", w->workload},
+                      {"candidate", side(w->candidate.get())},
+                      {"incumbent", side(w->incumbent.get())}});
+      }
+      return {{"candidate_hash", x.candidate_hash},
+              {"agent", x.agent},
+              {"incumbent_hash", x.incumbent_hash},
+              {"index", x.index},
+              {"candidate_first", x.candidate_first},
+              {"input_seed", x.input_seed},
+              {"evaluation_seq", x.evaluation_seq},
+              {"workloads", ws},
+              {"clocks", jkv(x.clocks)},
+              {"worker_restarts", x.worker_restarts}};
     }
     case Payload::NONE:
       break;

@@ -33,7 +33,10 @@ std::string decision_difference(const fb::DecisionT& want, const fb::DecisionT& 
       want.agent != got.agent || want.evaluation_seq != got.evaluation_seq ||
       !close_enough(want.score, got.score) || !close_enough(want.margin, got.margin) ||
       !close_enough(want.incumbent_score, got.incumbent_score) ||
-      want.speedups.size() != got.speedups.size()) {
+      want.speedups.size() != got.speedups.size() || want.pairs != got.pairs ||
+      want.incumbent_hash != got.incumbent_hash ||
+      !close_enough(want.paired_ratio, got.paired_ratio) ||
+      !close_enough(want.paired_bound, got.paired_bound)) {
     return "decision differs: re-derived " + describe_decision(want) + ", logged " +
            describe_decision(got);
   }
@@ -179,9 +182,34 @@ class Verifier {
       }
       case fb::Payload::AgentExchange:
         return check_exchange(e);
+      case fb::Payload::PairMeasured:
+        return check_pair(e);
       default:
         return "";
     }
+  }
+
+  // A pair must be the one the guard core asks for next: its candidate's evaluation, the
+  // agent's incumbent, the next index and its order.
+  std::string check_pair(const events::Event& e) {
+    const auto* p = e.payload.AsPairMeasured();
+    auto it = proposals_.find({p->agent, p->candidate_hash});
+    if (it == proposals_.end()) return "a PairMeasured for a candidate never proposed";
+    auto ev = evaluations_.find(p->evaluation_seq);
+    if (ev == evaluations_.end() || ev->second->candidate_hash != p->candidate_hash) {
+      return "the pair's evaluation_seq " + std::to_string(p->evaluation_seq) +
+             " is not an evaluation of its candidate";
+    }
+    auto want = guard_->next_pair(*it->second, *ev->second, p->evaluation_seq);
+    if (!want) return "a PairMeasured the decision does not need";
+    if (want->incumbent_hash != p->incumbent_hash || want->index != p->index ||
+        want->candidate_first != p->candidate_first) {
+      return "pair differs: re-derived pair " + std::to_string(want->index) + " against " +
+             want->incumbent_hash.substr(0, 12) + ", logged pair " + std::to_string(p->index) +
+             " against " + p->incumbent_hash.substr(0, 12);
+    }
+    ++report_.pairs;
+    return "";
   }
 
   std::string check_proposal_part(const events::Event& e) {

@@ -21,7 +21,8 @@ struct VerifyReport {
   uint64_t proposals = 0;  // agent proposals re-derived
   uint64_t decisions = 0;  // decisions re-derived
   uint64_t plateaus = 0;
-  uint64_t exchanges = 0;       // llm/exec exchanges re-derived from their logged replies
+  uint64_t pairs = 0;      // PairMeasured events checked against the pair the guard core asked for
+  uint64_t exchanges = 0;  // llm/exec exchanges re-derived from their logged replies
   uint64_t divergence_seq = 0;  // first divergence (0: none)
   // The log itself is damaged (a frame, the write-ahead log or the acknowledged-seq mark):
   // `message` names the first damaged or missing seq.

@@ -267,6 +267,7 @@ int main(int argc, char** argv) {
                           {"proposals", r.proposals},
                           {"decisions", r.decisions},
                           {"plateaus", r.plateaus},
+                          {"pairs", r.pairs},
                           {"exchanges", r.exchanges},
                           {"divergence_seq", r.divergence_seq},
                           {"damaged", r.damaged},
@@ -278,11 +279,12 @@ int main(int argc, char** argv) {
       std::cout << arc::events::dump_json(j, 2) << std::endl;
     } else if (r.ok) {
       std::printf(
-          "verified %llu events: %llu proposals, %llu decisions, %llu plateaus, "
+          "verified %llu events: %llu proposals, %llu decisions, %llu pairs, %llu plateaus, "
           "%llu exchanges re-derived identically (%.3f s)\n",
           static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.proposals),
-          static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.plateaus),
-          static_cast<unsigned long long>(r.exchanges), r.seconds);
+          static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.pairs),
+          static_cast<unsigned long long>(r.plateaus), static_cast<unsigned long long>(r.exchanges),
+          r.seconds);
     } else if (r.damaged) {
       std::printf("DAMAGED LOG: %s\n", r.message.c_str());
     } else if (r.missing_input) {

@@ -16,6 +16,7 @@ class GuardCoreTest : public ::testing::Test {
   void SetUp() override {
     problem_ = testing::toy_problem();
     GuardConfig gc{0.02, 3, "softmax", {"small", "large"}};
+    gc.pairs = 0;  // the rule on the evaluation alone (paired decisions: guard_pairing_test.cc)
     core_ = std::make_unique<GuardCore>(gc);
     fb::AgentSpawnedT a;
     a.agent = "a1";
@@ -103,6 +104,7 @@ TEST_F(GuardCoreTest, TheSolMarginIsTheGuardsAndDefaultsPerBackend) {
   ev.workloads[0]->sol_ns = 600;
   auto decide_with = [&](double sol_margin) {
     GuardConfig gc{0.02, 3, "softmax", {"small", "large"}, sol_margin};
+    gc.pairs = 0;
     GuardCore core(gc);
     for (const auto& e : log_.log()) core.apply(e);
     return core.decide(p, ev, 10).decision;
@@ -110,8 +112,9 @@ TEST_F(GuardCoreTest, TheSolMarginIsTheGuardsAndDefaultsPerBackend) {
   EXPECT_EQ(decide_with(kCudaSolMargin).verdict, fb::Verdict::KEEP);
   const auto strict = decide_with(0.9);
   EXPECT_EQ(strict.verdict, fb::Verdict::REJECT);
-  EXPECT_NE(strict.reason.find("IMPOSSIBLE: median 500 ns is below the SOL bound 600 ns x 0.9 = 540 ns"),
-            std::string::npos)
+  EXPECT_NE(
+      strict.reason.find("IMPOSSIBLE: median 500 ns is below the SOL bound 600 ns x 0.9 = 540 ns"),
+      std::string::npos)
       << strict.reason;
   // An evaluation a worker already judged (logs written before the guard took the verdict
   // over) is rejected for its status, whatever the margin.
