@@ -56,9 +56,10 @@ Result<std::unique_ptr<Evaluator>> make_replay(const EvaluatorChoice& choice,
         "--replay-from: the replay evaluator needs at least one "
         "recorded run directory");
   }
-  auto r = choice.replay_records ? Result<std::unique_ptr<ReplayEvaluator>>(ReplayEvaluator::over(
-                                       choice.replay_records, choice.resample_seed))
-                                 : ReplayEvaluator::open(choice.replay_logs, choice.resample_seed);
+  auto r = choice.replay_records
+               ? Result<std::unique_ptr<ReplayEvaluator>>(ReplayEvaluator::over(
+                     choice.replay_records, problem.workloads, choice.resample_seed))
+               : ReplayEvaluator::open(choice.replay_logs, problem.workloads, choice.resample_seed);
   if (!r) return r.status();
   // Measurements of another version of the problem answer nothing about this one.
   for (const auto& [log, hash] : r.value()->problem_hashes()) {

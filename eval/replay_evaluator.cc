@@ -4,6 +4,7 @@
 
 #include "base/rng.h"
 #include "base/stats.h"
+#include "eval/replay_composition.h"
 #include "storage/journal.h"
 
 namespace arc::eval {
@@ -16,7 +17,8 @@ void resample(fb::CandidateEvaluatedT& e, uint64_t seed) {
   for (auto& w : e.workloads) {
     if (w->status != fb::WorkloadStatus::OK || w->samples_ns.empty()) continue;
     uint64_t s = seed;
-    for (char c : e.candidate_hash + "|" + w->workload) s = splitmix64(&s) ^ static_cast<uint8_t>(c);
+    for (char c : e.candidate_hash + "|" + w->workload)
+      s = splitmix64(&s) ^ static_cast<uint8_t>(c);
     std::vector<double> drawn(w->samples_ns.size());
     for (auto& x : drawn) x = w->samples_ns[splitmix64(&s) % w->samples_ns.size()];
     w->samples_ns = drawn;
@@ -34,6 +36,7 @@ void resample(fb::CandidateEvaluatedT& e, uint64_t seed) {
 Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
     const std::vector<std::filesystem::path>& logs) {
   auto r = std::make_shared<ReplayRecords>();
+  std::map<std::string, Candidate> candidates;  // what each recorded hash ran
   for (const auto& path : logs) {
     auto dir = std::filesystem::exists(path / "log") ? path / "log" : path;
     storage::JournalOptions jo;
@@ -42,7 +45,7 @@ Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
     auto j = storage::Journal::open(dir.string(), jo);
     if (!j) return Status(j.status());
     const std::string name = path.string();
-    Status s = j.value()->read(1, 0, [&r, &name](uint64_t, const events::Event& e) {
+    Status s = j.value()->read(1, 0, [&r, &name, &candidates](uint64_t, const events::Event& e) {
       switch (e.payload.type) {
         case fb::Payload::CampaignStarted:
           if (r->device.empty()) r->device = e.payload.AsCampaignStarted()->device;
@@ -51,6 +54,13 @@ Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
         case fb::Payload::PeaksMeasured:
           if (!r->peaks) r->peaks = *e.payload.AsPeaksMeasured();
           break;
+        case fb::Payload::CandidateProposed: {
+          const auto* p = e.payload.AsCandidateProposed();
+          if (auto c = Candidate::from_canonical(p->canonical); c) {
+            candidates.emplace(p->candidate_hash, std::move(c.value()));
+          }
+          break;
+        }
         case fb::Payload::CompileFinished: {
           const auto* p = e.payload.AsCompileFinished();
           r->compiles.emplace(p->candidate_hash, *p);
@@ -68,21 +78,25 @@ Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
     });
     if (!s) return Status::corruption(dir.string() + ": " + s.message());
   }
+  r->variants = VariantIndex::build(candidates, r->compiles, r->evaluations);
   return std::shared_ptr<const ReplayRecords>(std::move(r));
 }
 
 Result<std::unique_ptr<ReplayEvaluator>> ReplayEvaluator::open(
-    const std::vector<std::filesystem::path>& logs, uint64_t resample_seed) {
+    const std::vector<std::filesystem::path>& logs, std::vector<problem::Workload> workloads,
+    uint64_t resample_seed) {
   auto records = ReplayRecords::load(logs);
   if (!records) return records.status();
-  return over(std::move(records.value()), resample_seed);
+  return over(std::move(records.value()), std::move(workloads), resample_seed);
 }
 
 std::unique_ptr<ReplayEvaluator> ReplayEvaluator::over(std::shared_ptr<const ReplayRecords> records,
+                                                       std::vector<problem::Workload> workloads,
                                                        uint64_t resample_seed) {
   std::unique_ptr<ReplayEvaluator> r(new ReplayEvaluator());
   r->resample_seed_ = resample_seed;
   r->records_ = std::move(records);
+  r->workloads_ = std::move(workloads);
   return r;
 }
 
@@ -91,37 +105,28 @@ Result<fb::PeaksMeasuredT> ReplayEvaluator::peaks() {
   return *records_->peaks;
 }
 
-fb::CompileFinishedT ReplayEvaluator::compile(const Candidate&, const std::string& hash) {
+fb::CompileFinishedT ReplayEvaluator::compile(const Candidate& c, const std::string& hash) {
   if (auto it = records_->compiles.find(hash); it != records_->compiles.end()) return it->second;
-  fb::CompileFinishedT c;
-  c.candidate_hash = hash;
-  c.ok = true;  // nothing to compile: evaluate() says what is missing
-  c.toolchain = "replay";
-  return c;
+  return compose_compile(*records_, c, hash, workloads_);
 }
 
 fb::CandidateEvaluatedT ReplayEvaluator::evaluate(const EvalRequest& request,
                                                   const fb::CompileFinishedT&) {
   const auto& evaluations = records_->evaluations;
-  if (auto it = evaluations.find(request.candidate_hash); it != evaluations.end()) {
-    fb::CandidateEvaluatedT e = it->second;
-    if (resample_seed_ != 0) resample(e, resample_seed_);
-    return e;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    unanswered_.push_back(request.candidate_hash);
-  }
   fb::CandidateEvaluatedT e;
-  e.candidate_hash = request.candidate_hash;
-  e.device = records_->device;
-  e.evaluator = "replay";
-  // One UNANSWERED entry stands for every workload: the guard REJECTs the candidate with it.
-  auto w = std::make_unique<fb::WorkloadEvaluationT>();
-  w->workload = "*";
-  w->status = fb::WorkloadStatus::UNANSWERED;
-  w->error = "replay: no recorded measurement of candidate " + request.candidate_hash.substr(0, 12);
-  e.workloads.push_back(std::move(w));
+  if (auto it = evaluations.find(request.candidate_hash); it != evaluations.end()) {
+    e = it->second;
+  } else {
+    e = compose_evaluation(*records_, request.candidate, request.candidate_hash, workloads_);
+  }
+  if (resample_seed_ != 0) resample(e, resample_seed_);
+  for (const auto& w : e.workloads) {
+    if (w->status == fb::WorkloadStatus::UNANSWERED) {
+      std::lock_guard<std::mutex> lock(mu_);
+      unanswered_.push_back(request.candidate_hash);
+      break;
+    }
+  }
   return e;
 }
 

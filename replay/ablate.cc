@@ -109,6 +109,7 @@ struct SeedResult {
   std::vector<std::pair<uint32_t, double>> curve;
   double best_score = 1.0;
   uint32_t unanswered = 0;
+  uint32_t unanswered_gated = 0;
   uint32_t candidates = 0;
 };
 
@@ -158,6 +159,7 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   }
   const RunAnalysis a = analyze_run(ro.run_dir.string(), log);
   out.unanswered = count_unanswered(log);
+  out.unanswered_gated = count_unanswered_gated(log);
   out.candidates = a.candidates;
   for (uint32_t b : budgets) {
     double best = 1.0;
@@ -255,6 +257,7 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
       SeedResult& r = results[ci * o.seeds + k];
       if (!r.status) return r.status;
       res.unanswered += r.unanswered;
+      res.unanswered_gated += r.unanswered_gated;
       res.candidates += r.candidates;
       res.best_at.push_back(std::move(r.best_at));
       report.best_known = std::max(report.best_known, r.best_score);
@@ -323,7 +326,7 @@ std::string to_table(const AblationReport& r) {
   os << std::left << std::setw(14) << "config";
   for (uint32_t b : r.budgets) os << std::right << std::setw(9) << ("@" + std::to_string(b));
   os << std::setw(26) << "ratio [95% CI]" << std::setw(8) << "gsd" << std::setw(18)
-     << "to 90/95/99%" << std::setw(11) << "unanswered"
+     << "to 90/95/99%" << std::setw(11) << "unanswered" << std::setw(7) << "gated"
      << "\n";
   for (const auto& c : r.configs) {
     os << std::left << std::setw(14) << c.name << std::right;
@@ -338,12 +341,13 @@ std::string to_table(const AblationReport& r) {
                                   : std::to_string(static_cast<int>(c.to_reach[i])));
     }
     os << std::setw(26) << ci.str() << std::setw(8) << c.gsd << std::setw(18) << reach.str()
-       << std::setw(11) << c.unanswered << "\n";
+       << std::setw(11) << c.unanswered << std::setw(7) << c.unanswered_gated << "\n";
   }
   os << "\nratio: geometric-mean best at @" << r.budgets.back() << " over the first "
      << "configuration's, bootstrap over seeds; gsd: geometric standard-deviation factor; "
      << "to 90/95/99%: median candidates to reach that fraction of the best known (- : not "
-     << "reached by half the seeds).\n";
+     << "reached by half the seeds); unanswered: candidates with a workload the measurements "
+     << "could not answer, gated: those with gates.\n";
   return os.str();
 }
 
@@ -368,21 +372,23 @@ nlohmann::json to_json(const AblationReport& r) {
                             {"gsd", c.gsd},
                             {"candidates_to_reach", reach},
                             {"candidates", c.candidates},
-                            {"unanswered", c.unanswered}});
+                            {"unanswered", c.unanswered},
+                            {"unanswered_gated", c.unanswered_gated}});
   }
   return j;
 }
 
 std::string to_csv(const AblationReport& r) {
   std::ostringstream os;
-  os << "config,budget,geomean_best,ratio,ratio_low,ratio_high,gsd,to_90,to_95,to_99,unanswered\n";
+  os << "config,budget,geomean_best,ratio,ratio_low,ratio_high,gsd,to_90,to_95,to_99,unanswered,"
+        "unanswered_gated\n";
   os.precision(10);
   for (const auto& c : r.configs) {
     for (size_t b = 0; b < r.budgets.size(); ++b) {
       os << c.name << "," << r.budgets[b] << "," << c.geomean_at[b] << "," << c.ratio << ","
          << c.ratio_low << "," << c.ratio_high << "," << c.gsd;
       for (double t : c.to_reach) os << "," << (t < 0 ? "" : std::to_string(static_cast<int>(t)));
-      os << "," << c.unanswered << "\n";
+      os << "," << c.unanswered << "," << c.unanswered_gated << "\n";
     }
   }
   return os.str();

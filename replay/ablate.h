@@ -57,7 +57,8 @@ struct ConfigResult {
   // Per quantile (0.90, 0.95, 0.99): median over seeds of candidates needed; -1 = not reached
   // by at least half of the seeds.
   std::vector<double> to_reach;
-  uint32_t unanswered = 0;  // candidates without a recorded measurement
+  uint32_t unanswered = 0;        // candidates with a workload the measurements could not answer
+  uint32_t unanswered_gated = 0;  // of those, candidates with gates (compositions)
   uint32_t candidates = 0;
 };
 

@@ -66,6 +66,22 @@ uint32_t count_unanswered(const std::vector<events::Event>& log) {
   return n;
 }
 
+uint32_t count_unanswered_gated(const std::vector<events::Event>& log) {
+  std::set<std::string> gated;
+  uint32_t n = 0;
+  for (const auto& e : log) {
+    if (e.payload.type == fb::Payload::CandidateProposed) {
+      const auto* p = e.payload.AsCandidateProposed();
+      auto c = problem::Candidate::from_canonical(p->canonical);
+      if (c && !c->gates.empty()) gated.insert(p->candidate_hash);
+    } else if (e.payload.type == fb::Payload::CandidateEvaluated) {
+      const auto* p = e.payload.AsCandidateEvaluated();
+      n += unanswered(*p) && gated.count(p->candidate_hash) ? 1 : 0;
+    }
+  }
+  return n;
+}
+
 CampaignSummary summarize(const std::vector<events::Event>& log, const problem::Problem* problem) {
   CampaignSummary s;
   std::vector<std::string> workloads;

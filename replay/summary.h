@@ -82,8 +82,11 @@ struct CampaignSummary {
 // summary, in order; null: the folder the log names is read, when it is still there.
 CampaignSummary summarize(const std::vector<events::Event>& log,
                           const problem::Problem* problem = nullptr);
-// Candidates the replay evaluator had no measurement of (summarize()'s `unanswered`).
+// Candidates with a workload the replay evaluator could not answer (summarize()'s
+// `unanswered`).
 uint32_t count_unanswered(const std::vector<events::Event>& log);
+// Of those, the candidates with gates (compositions the replay evaluator could not compose).
+uint32_t count_unanswered_gated(const std::vector<events::Event>& log);
 nlohmann::json to_json(const CampaignSummary& s);
 // A fixed-width table for terminals.
 std::string to_table(const CampaignSummary& s);

@@ -40,7 +40,12 @@ TEST(Ablate, ReportsPerConfigurationStatisticsAndIsReproducible) {
     EXPECT_GE(c.gsd, 1.0);
     EXPECT_EQ(c.to_reach.size(), 3u);
     EXPECT_GT(c.candidates, 0u);
+    // Gated candidates (the shape-gate agent's) are composed from the sweep's points.
+    EXPECT_EQ(c.unanswered_gated, 0u) << c.name;
+    EXPECT_LE(c.unanswered_gated, c.unanswered);
   }
+  EXPECT_NE(to_csv(r).find(",unanswered,unanswered_gated\n"), std::string::npos);
+  EXPECT_EQ(to_json(r)["configs"][0]["unanswered_gated"], 0);
   EXPECT_DOUBLE_EQ(r.configs[0].ratio, 1.0);  // the reference against itself
   auto r2 = run_ablation(options("b"));
   ASSERT_TRUE(r2.ok());

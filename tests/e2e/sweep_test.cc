@@ -67,10 +67,10 @@ TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
   EXPECT_TRUE(v.ok) << v.message;
 
   // Exact answers, resampled answers (deterministic per seed), and what it cannot answer.
-  auto exact = eval::ReplayEvaluator::open({dir});
-  auto again = eval::ReplayEvaluator::open({dir}, 11);
-  auto same = eval::ReplayEvaluator::open({dir}, 11);
-  auto other = eval::ReplayEvaluator::open({dir}, 12);
+  auto exact = eval::ReplayEvaluator::open({dir}, p->workloads);
+  auto again = eval::ReplayEvaluator::open({dir}, p->workloads, 11);
+  auto same = eval::ReplayEvaluator::open({dir}, p->workloads, 11);
+  auto other = eval::ReplayEvaluator::open({dir}, p->workloads, 12);
   ASSERT_TRUE(exact.ok() && again.ok() && same.ok() && other.ok());
   EXPECT_EQ(exact.value()->recorded(), r->candidates);
   eval::EvalRequest req{p->seed, p->seed.hash(), 0, {}};
@@ -87,11 +87,25 @@ TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
     differs |= e1.workloads[i]->samples_ns != e3.workloads[i]->samples_ns;
   }
   EXPECT_TRUE(differs);
+  // A candidate of another hash whose every workload runs the seed's variant (a gate naming no
+  // workload changes the hash, not what runs) is composed from the seed's measurements.
+  problem::Candidate composed = p->seed;
+  composed.gates["nowhere"] = p->seed.base;
+  auto same_runs = exact.value()->evaluate({composed, composed.hash(), 0, {}}, {});
+  ASSERT_EQ(same_runs.workloads.size(), p->workloads.size());
+  for (size_t i = 0; i < e0.workloads.size(); ++i) {
+    EXPECT_EQ(same_runs.workloads[i]->samples_ns, e0.workloads[i]->samples_ns);
+  }
+  // One whose variant was never measured: every workload UNANSWERED, each with the reason.
   problem::Candidate missing = p->seed;
-  missing.gates["nowhere"] = p->seed.base;
+  missing.base.knobs["NOWHERE"] = "1";
   auto none = exact.value()->evaluate({missing, "feedface", 0, {}}, {});
-  ASSERT_EQ(none.workloads.size(), 1u);
-  EXPECT_EQ(none.workloads[0]->status, fb::WorkloadStatus::UNANSWERED);
+  ASSERT_EQ(none.workloads.size(), p->workloads.size());
+  for (const auto& w : none.workloads) {
+    EXPECT_EQ(w->status, fb::WorkloadStatus::UNANSWERED);
+    EXPECT_EQ(w->error, "replay: no recorded measurement of variant " + missing.base.key() +
+                            " on workload " + w->workload);
+  }
   EXPECT_EQ(exact.value()->unanswered(), std::vector<std::string>{"feedface"});
   fs::remove_all(dir);
 }

@@ -1,0 +1,64 @@
+#include "eval/variant_index.h"
+
+namespace arc::eval {
+namespace {
+
+bool measures(fb::WorkloadStatus s) {
+  return s != fb::WorkloadStatus::COMPILE_ERROR && s != fb::WorkloadStatus::NOT_RUN &&
+         s != fb::WorkloadStatus::UNANSWERED;
+}
+
+// Keeps the preferred of two sources: ungated first, then the smaller hash.
+void offer(std::map<std::string, VariantSource>& slots, std::string key, VariantSource s) {
+  auto [it, inserted] = slots.emplace(std::move(key), s);
+  if (inserted) return;
+  const VariantSource& kept = it->second;
+  if (s.gated != kept.gated ? !s.gated : s.candidate_hash < kept.candidate_hash) it->second = s;
+}
+
+std::string slot(const std::string& variant_key, const std::string& workload) {
+  return variant_key + '\n' + workload;
+}
+
+}  // namespace
+
+VariantIndex VariantIndex::build(
+    const std::map<std::string, problem::Candidate>& candidates,
+    const std::map<std::string, fb::CompileFinishedT>& compiles,
+    const std::map<std::string, fb::CandidateEvaluatedT>& evaluations) {
+  VariantIndex index;
+  for (const auto& [hash, compile] : compiles) {
+    auto c = candidates.find(hash);
+    if (c == candidates.end()) continue;
+    const bool gated = !c->second.gates.empty();
+    for (size_t i = 0; i < compile.variants.size(); ++i) {
+      const auto& v = compile.variants[i];
+      if (v != nullptr) offer(index.compiled_, v->variant, {hash, i, gated});
+    }
+  }
+  for (const auto& [hash, evaluation] : evaluations) {
+    auto c = candidates.find(hash);
+    if (c == candidates.end()) continue;
+    const bool gated = !c->second.gates.empty();
+    for (size_t i = 0; i < evaluation.workloads.size(); ++i) {
+      const auto& w = evaluation.workloads[i];
+      if (w == nullptr || !measures(w->status)) continue;
+      offer(index.measured_, slot(c->second.variant_for(w->workload).key(), w->workload),
+            {hash, i, gated});
+    }
+  }
+  return index;
+}
+
+const VariantSource* VariantIndex::measurement(const std::string& variant_key,
+                                               const std::string& workload) const {
+  auto it = measured_.find(slot(variant_key, workload));
+  return it == measured_.end() ? nullptr : &it->second;
+}
+
+const VariantSource* VariantIndex::compile(const std::string& variant_key) const {
+  auto it = compiled_.find(variant_key);
+  return it == compiled_.end() ? nullptr : &it->second;
+}
+
+}  // namespace arc::eval
