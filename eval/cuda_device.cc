@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/throttle.h"
 #include "cuda/cupti_spans.h"
 #include "cuda/include/arc_cuda.h"
 #include "cuda/nvml.h"
@@ -344,6 +345,8 @@ class CudaWorkload : public BoundWorkload {
   cuda::ActivityTracer* tracer_ = nullptr;
   std::vector<std::unique_ptr<cuda::Event>> starts_, stops_;
   uint64_t first_external_ = 0;
+  // NVML's readings right before the first timed repetition (base/throttle.h).
+  Details clocks_before_;
 };
 
 Comparison CudaWorkload::compare_set(const WorkloadJob& job, BufferSet& s,
@@ -439,6 +442,8 @@ Step CudaWorkload::warmup(size_t set, uint32_t) {
 Step CudaWorkload::end_warmup() {
   CUresult cr = cu().cuStreamSynchronize(stream());
   if (cr != CUDA_SUCCESS) return fail(cr, "the candidate failed in a warm-up run", "CRASH");
+  // After the warm-ups, with the stream idle: the state the timed runs start from.
+  clocks_before_ = cuda::read_clocks(sess_->info().pci_bus_id);
   for (uint32_t i = 0; i < req_.repetitions; ++i) {
     auto a = cuda::Event::create();
     auto b = cuda::Event::create();
@@ -486,9 +491,12 @@ Step CudaWorkload::end_timing(Timing* t) {
   t->method = "cuda_events";
   CUresult cr = cu().cuStreamSynchronize(stream());
   if (cr != CUDA_SUCCESS) return fail(cr, "the candidate failed in a timed run", "CRASH");
-  for (const auto& [k, v] : cuda::read_clocks(sess_->info().pci_bus_id)) {
-    t->details.emplace_back(k, v);
-  }
+  // Clocks, temperature, power and throttling before and after the timed runs, and whether
+  // the GPU throttled in between (base/throttle.h).
+  const Details after = cuda::read_clocks(sess_->info().pci_bus_id);
+  for (const auto& [k, v] : clocks_before_) t->details.emplace_back(throttle::kBeforePrefix + k, v);
+  for (const auto& [k, v] : after) t->details.emplace_back(throttle::kAfterPrefix + k, v);
+  t->details.emplace_back(throttle::kDetailKey, throttle::verdict(clocks_before_, after));
   std::vector<double> event_samples;
   for (uint32_t i = 0; i < req_.repetitions; ++i) {
     float ms = 0;

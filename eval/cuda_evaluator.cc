@@ -13,6 +13,7 @@
 
 #include "base/arc_home.h"
 #include "base/sha256.h"
+#include "base/throttle.h"
 #include "cuda/driver.h"
 #include "cuda/nvrtc.h"
 #include "eval/evaluators.h"
@@ -474,16 +475,15 @@ struct CudaEvaluator::Impl {
     std::vector<std::string> names;
     for (const auto& w : problem.workloads) names.push_back(w.name);
     client->evaluate(request, names, req.settings, &out);
-    // Clocks: the NVML readings taken after the timed runs of the last workload that ran.
+    // Clocks: the NVML readings taken after the timed runs of the last workload that ran (its
+    // details hold them as "after.<key>", beside "before.<key>": base/throttle.h).
+    const std::string after = throttle::kAfterPrefix;
     for (auto it = out.workloads.rbegin(); it != out.workloads.rend(); ++it) {
       if (!*it || (*it)->details.empty()) continue;
       bool any = false;
       for (const auto& d : (*it)->details) {
-        if (!d) continue;
-        if (d->key == "sm_mhz" || d->key == "mem_mhz" || d->key == "sm_max_mhz" ||
-            d->key == "temperature_c" || d->key == "power_w" || d->key == "clocks_event_reasons" ||
-            d->key == "clocks_throttle_reasons") {
-          out.clocks.push_back(kv(d->key, d->value));
+        if (d && d->key.size() > after.size() && d->key.compare(0, after.size(), after) == 0) {
+          out.clocks.push_back(kv(d->key.substr(after.size()), d->value));
           any = true;
         }
       }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "base/throttle.h"
 #include "eval/device.h"
 #include "eval/host_abi.h"
 #include "eval/host_runner.h"
@@ -518,6 +519,9 @@ class HostWorkload : public BoundWorkload {
   Step end_timing(Timing* timing) override {
     timing->samples_ns = std::move(samples_);
     timing->method = "steady_clock";
+    // Said, not left out, so that no reader takes a host measurement for an unthrottled one.
+    timing->details.emplace_back(throttle::kDetailKey,
+                                 throttle::unknown("the host backend has no NVML"));
     return std::nullopt;
   }
   Recheck recheck() const override { return Recheck::kLastUseOfSet; }

@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/throttle.h"
 #include "problem/problem.h"
 #include "tests/cuda/paths.h"
 
@@ -196,6 +197,50 @@ TEST_F(CudaEvaluatorTest, CorrectKernelPassesWithSaneTimingClocksAndPeaks) {
   std::printf("peaks: copy %.3g B/s, f32 GEMM %.3g flop/s; n16m median %.1f us\n",
               p->bandwidth_bytes_per_s, p->flops_per_s, r.workloads[1]->median_ns / 1e3);
   for (const auto& d : p->details) std::printf("  %s = %s\n", d->key.c_str(), d->value.c_str());
+}
+
+// Every timed workload carries NVML's readings from right before its first timed repetition
+// and right after its last, and the throttling verdict those readings give (base/throttle.h);
+// the evaluation's clocks are the last workload's readings after its timed runs.
+TEST_F(CudaEvaluatorTest, TimedWorkloadsCarryClocksBeforeAndAfterAndAThrottleVerdict) {
+  ARC_REQUIRE_GPU();
+  CudaEvaluator ev(faults(), options());
+  auto r = run(ev, mode(0));
+  ASSERT_EQ(r.workloads.size(), 2u);
+  for (const auto& w : r.workloads) {
+    ASSERT_EQ(w->status, WorkloadStatus::OK) << w->workload << ": " << w->error;
+    throttle::Readings before, after;
+    for (const auto& d : w->details) {
+      const std::string b = throttle::kBeforePrefix, a = throttle::kAfterPrefix;
+      if (d->key.rfind(b, 0) == 0) before.emplace_back(d->key.substr(b.size()), d->value);
+      if (d->key.rfind(a, 0) == 0) after.emplace_back(d->key.substr(a.size()), d->value);
+      std::printf("%s: %s = %s\n", w->workload.c_str(), d->key.c_str(), d->value.c_str());
+    }
+    for (const char* key :
+         {"sm_mhz", "mem_mhz", "temperature_c", "power_w", "clocks_event_reasons"}) {
+      EXPECT_NE(detail(*w, std::string("before.") + key), "") << w->workload << ": " << key;
+      EXPECT_NE(detail(*w, std::string("after.") + key), "") << w->workload << ": " << key;
+    }
+    EXPECT_GT(std::stod(detail(*w, "before.sm_mhz")), 0) << w->workload;
+    EXPECT_GT(std::stod(detail(*w, "after.sm_mhz")), 0) << w->workload;
+    EXPECT_TRUE(throttle::parse_mask(detail(*w, "before.clocks_event_reasons"))) << w->workload;
+    EXPECT_TRUE(throttle::parse_mask(detail(*w, "after.clocks_event_reasons"))) << w->workload;
+    // A known verdict, and the one the recorded readings give.
+    const std::string verdict = detail(*w, "throttled");
+    EXPECT_TRUE(verdict == "no" || throttle::throttled_reasons(verdict)) << verdict;
+    EXPECT_EQ(verdict, throttle::verdict(before, after)) << w->workload;
+    // No unprefixed reading is left beside them.
+    EXPECT_EQ(detail(*w, "sm_mhz"), "") << w->workload;
+  }
+  std::string source;
+  for (const auto& kv : r.clocks) {
+    EXPECT_EQ(kv->key.find('.'), std::string::npos) << kv->key;
+    if (kv->key == "clocks_source") source = kv->value;
+    if (kv->key == "sm_mhz") {
+      EXPECT_EQ(kv->value, detail(*r.workloads[1], "after.sm_mhz"));
+    }
+  }
+  EXPECT_EQ(source, "NVML, after the timed runs of " + r.workloads[1]->workload);
 }
 
 // CUPTI activity spans are the samples where CUPTI works (the H200 machine has libcupti);

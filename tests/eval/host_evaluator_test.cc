@@ -238,6 +238,20 @@ TEST_F(HostEvaluatorTest, CorrectCandidateIsOkWithSaneStatistics) {
   EXPECT_EQ(r.workloads[1]->workload, "n64k");
 }
 
+// The host has no NVML: every timed workload says that whether it throttled is unknown
+// (base/throttle.h), and no reader can take it for "no".
+TEST_F(HostEvaluatorTest, ThrottlingIsUnknownOnTheHost) {
+  auto r = run(kernel(kCorrect));
+  expect_ok(r);
+  for (const auto& w : r.workloads) {
+    std::string throttled;
+    for (const auto& d : w->details) {
+      if (d->key == "throttled") throttled = d->value;
+    }
+    EXPECT_EQ(throttled, "unknown: the host backend has no NVML") << w->workload;
+  }
+}
+
 TEST_F(HostEvaluatorTest, FamilyVariantsAndGatesCompileAndRun) {
   Candidate c;
   c.base.family = "loop";
