@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/string_literal.h"
+#include "base/throttle.h"
 
 namespace arc::events {
 namespace {
@@ -129,6 +130,16 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
         std::string v = fb::EnumNameWorkloadStatus(w->status);
         if (w->status == fb::WorkloadStatus::OK) v += ":" + num(w->median_ns) + "ns";
         l.str(("w." + w->workload).c_str(), v);
+      }
+      // Workloads timed while the GPU throttled, with the reasons (base/throttle.h).
+      for (const auto& w : x.workloads) {
+        if (!w) continue;
+        for (const auto& d : w->details) {
+          if (!d || d->key != throttle::kDetailKey) continue;
+          if (auto reasons = throttle::throttled_reasons(d->value)) {
+            l.str(("throttled." + w->workload).c_str(), *reasons);
+          }
+        }
       }
       if (x.worker_restarts != 0) l.u("restarts", x.worker_restarts);
       break;

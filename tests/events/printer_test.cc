@@ -163,6 +163,34 @@ TEST(PrinterTest, TextOfEveryPayloadType) {
   }
 }
 
+// A workload timed while the GPU throttled is flagged with its reasons (base/throttle.h); one
+// that did not, or whose throttling is unknown, is not.
+TEST(PrinterTest, TextFlagsWorkloadsTimedWhileThrottled) {
+  Event e = stamped(fb::Payload::CandidateEvaluated);
+  auto& x = *e.payload.AsCandidateEvaluated();
+  auto add = [&x](const std::string& name, const std::string& throttled) {
+    auto w = std::make_unique<fb::WorkloadEvaluationT>();
+    w->workload = name;
+    w->median_ns = 1000;
+    w->details.push_back(testing::kv("after.sm_mhz", "1410"));
+    w->details.push_back(testing::kv("throttled", throttled));
+    x.workloads.push_back(std::move(w));
+  };
+  add("hot", "yes: sw_power_cap, hw_thermal_slowdown");
+  add("cool", "no");
+  add("host", "unknown: the host backend has no NVML");
+  const std::string line = to_text(e);
+  EXPECT_NE(line.find(R"(throttled.hot="sw_power_cap, hw_thermal_slowdown")"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("w.hot=OK:1000ns"), std::string::npos) << line;
+  EXPECT_EQ(line.find("throttled.cool"), std::string::npos) << line;
+  EXPECT_EQ(line.find("throttled.host"), std::string::npos) << line;
+  EXPECT_EQ(line.find("throttled.m4096"), std::string::npos) << line;
+  // The JSON form keeps every reading as recorded.
+  const json w = to_json(e).at("payload").at("workloads")[1];
+  EXPECT_EQ(w.at("details")[1].at("value"), "yes: sw_power_cap, hw_thermal_slowdown");
+}
+
 TEST(PrinterTest, TextQuotesAwkwardValues) {
   Event e = stamped(fb::Payload::StrategyDrafted);
   e.payload.AsStrategyDrafted()->reason = "two\nlines \"quoted\"";
