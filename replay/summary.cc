@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/view.h"
+#include "base/throttle.h"
 #include "events/printer.h"
 #include "problem/candidate.h"
 #include "problem/problem.h"
@@ -43,6 +44,44 @@ std::string fmt(double v, int precision = 3) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(precision) << v;
   return os.str();
+}
+
+// The workload's "throttled" verdict (base/throttle.h); empty when it has none.
+std::string throttle_verdict(const fb::WorkloadEvaluationT& w) {
+  for (const auto& d : w.details) {
+    if (d && d->key == throttle::kDetailKey) return d->value;
+  }
+  return "";
+}
+
+// The throttling reasons of the workload named `name` in an evaluation; empty when not throttled.
+std::string throttled_reasons(const fb::CandidateEvaluatedT& e, const std::string& name) {
+  for (const auto& w : e.workloads) {
+    if (w && w->workload == name) {
+      return throttle::throttled_reasons(throttle_verdict(*w)).value_or("");
+    }
+  }
+  return "";
+}
+
+void count_throttling(ThrottleSummary& t, const fb::CandidateEvaluatedT& e, uint64_t seq,
+                      const std::string& agent) {
+  for (const auto& w : e.workloads) {
+    if (!w) continue;
+    const std::string v = throttle_verdict(*w);
+    if (v.empty()) continue;
+    ++t.verdicts;
+    if (auto why = throttle::unknown_reason(v)) {
+      if (t.unknown++ == 0) t.unknown_why = *why;
+    } else if (auto reasons = throttle::throttled_reasons(v)) {
+      t.throttled.push_back({seq, e.candidate_hash, agent, w->workload, *reasons});
+    }
+  }
+}
+
+// A measured time, marked when it was measured while the GPU throttled.
+std::string marked(const std::string& time, const std::string& throttled) {
+  return throttled.empty() ? time : time + " (throttled)";
 }
 
 AgentSummary& agent(CampaignSummary& s, const std::string& name) {
@@ -86,6 +125,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log, const problem::
   CampaignSummary s;
   std::vector<std::string> workloads;
   std::map<std::string, fb::CandidateEvaluatedT> evals;  // hash -> evaluation
+  std::map<std::string, std::string> proposers;          // hash -> the agent that first proposed it
   std::string baseline_hash;
   int64_t t0 = 0, t1 = 0;
   actors::CampaignView view;
@@ -121,6 +161,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log, const problem::
       }
       case fb::Payload::CandidateProposed: {
         const auto* p = e.payload.AsCandidateProposed();
+        proposers.emplace(p->candidate_hash, p->agent);
         if (p->agent == actors::kCampaignActor) {
           baseline_hash = p->candidate_hash;
         } else {
@@ -132,6 +173,8 @@ CampaignSummary summarize(const std::vector<events::Event>& log, const problem::
         const auto* p = e.payload.AsCandidateEvaluated();
         evals.emplace(p->candidate_hash, *p);
         s.unanswered += unanswered(*p) ? 1 : 0;
+        auto who = proposers.find(p->candidate_hash);
+        count_throttling(s.throttle, *p, e.seq, who == proposers.end() ? "" : who->second);
         break;
       }
       case fb::Payload::Decision: {
@@ -238,6 +281,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log, const problem::
       for (const auto& x : base_it->second.workloads) {
         if (x->workload == name) w.baseline_ns = x->median_ns;
       }
+      w.baseline_throttled = throttled_reasons(base_it->second, name);
     }
     if (best_it != evals.end()) {
       for (const auto& x : best_it->second.workloads) {
@@ -246,6 +290,7 @@ CampaignSummary summarize(const std::vector<events::Event>& log, const problem::
           w.sol_ns = x->sol_ns;
         }
       }
+      w.best_throttled = throttled_reasons(best_it->second, name);
     }
     if (w.best_ns > 0) w.speedup = w.baseline_ns / w.best_ns;
     const double head = w.baseline_ns - w.sol_ns;
@@ -286,8 +331,22 @@ nlohmann::json to_json(const CampaignSummary& s) {
                               {"best_ns", w.best_ns},
                               {"speedup", w.speedup},
                               {"sol_ns", w.sol_ns},
-                              {"sol_score", w.sol_score}});
+                              {"sol_score", w.sol_score},
+                              {"baseline_throttled", w.baseline_throttled},
+                              {"best_throttled", w.best_throttled}});
   }
+  nlohmann::json throttled = nlohmann::json::array();
+  for (const auto& m : s.throttle.throttled) {
+    throttled.push_back({{"seq", m.seq},
+                         {"candidate", m.candidate_hash},
+                         {"agent", m.agent},
+                         {"workload", m.workload},
+                         {"reasons", m.reasons}});
+  }
+  j["throttle"] = {{"verdicts", s.throttle.verdicts},
+                   {"unknown", s.throttle.unknown},
+                   {"unknown_why", s.throttle.unknown_why},
+                   {"throttled", std::move(throttled)}};
   j["agents"] = nlohmann::json::array();
   for (const auto& a : s.agents) {
     j["agents"].push_back({{"name", a.name},
@@ -346,13 +405,56 @@ std::string to_table(const CampaignSummary& s) {
     os << std::left << std::setw(16) << w.name << std::right << std::setw(12)
        << fmt_ns(w.baseline_ns) << std::setw(12) << fmt_ns(w.best_ns) << std::setw(9)
        << fmt(w.speedup, 2) << "x" << std::setw(12) << fmt_ns(w.sol_ns) << std::setw(10)
-       << fmt(w.sol_score, 3) << "\n";
+       << fmt(w.sol_score, 3);
+    if (!w.baseline_throttled.empty()) os << "  baseline throttled: " << w.baseline_throttled;
+    if (!w.best_throttled.empty()) os << "  best throttled: " << w.best_throttled;
+    os << "\n";
+  }
+  if (!s.throttle.throttled.empty()) {
+    os << "\nthrottled " << s.throttle.throttled.size() << " of " << s.throttle.verdicts
+       << " workload measurements were taken while the GPU throttled:\n";
+    for (const auto& m : s.throttle.throttled) {
+      os << "  #" << m.seq << " " << problem::short_hash(m.candidate_hash) << " " << m.agent << " "
+         << m.workload << ": " << m.reasons << "\n";
+    }
   }
   os << "\nbest " << problem::short_hash(s.best_hash) << " score " << fmt(s.best_score, 3)
      << "x (geometric-mean speedup over the seed) by " << s.best_agent << " via " << s.best_move
      << "\n";
   return os.str();
 }
+
+namespace {
+
+// The report's account of throttling (base/throttle.h, docs/cuda-evaluator.md); nothing for a
+// log whose measurements carry no verdict.
+std::string throttle_markdown(const ThrottleSummary& t) {
+  if (t.verdicts == 0) return "";
+  std::ostringstream os;
+  os << "\n## Throttling\n\n";
+  if (!t.throttled.empty()) {
+    os << "**" << t.throttled.size() << " of " << t.verdicts
+       << " workload measurements were taken while the GPU throttled** (NVML's clocks-event "
+          "reasons or violation counters, read before and after the timed runs); their times "
+          "may be slower than the kernel is:\n\n"
+          "| seq | candidate | agent | workload | reasons |\n|---:|---|---|---|---|\n";
+    for (const auto& m : t.throttled) {
+      os << "| " << m.seq << " | `" << problem::short_hash(m.candidate_hash) << "` | " << m.agent
+         << " | " << m.workload << " | " << m.reasons << " |\n";
+    }
+  } else if (t.unknown < t.verdicts) {
+    os << "No workload measurement was taken while the GPU throttled (" << t.verdicts - t.unknown
+       << " with NVML readings before and after the timed runs).\n";
+  }
+  if (t.unknown > 0) {
+    os << (t.throttled.empty() && t.unknown == t.verdicts ? "" : "\n") << "Whether the GPU "
+       << "throttled is unknown for " << t.unknown << " of " << t.verdicts
+       << " workload measurements: " << t.unknown_why << ".\n";
+  }
+  return os.str();
+}
+
+}  // namespace
 
 std::string report_markdown(const CampaignSummary& s) {
   std::ostringstream os;
@@ -370,9 +472,11 @@ std::string report_markdown(const CampaignSummary& s) {
   os << "## Workloads\n\n| workload | baseline | best | speedup | SOL bound | SOL score |\n"
         "|---|---:|---:|---:|---:|---:|\n";
   for (const auto& w : s.workloads) {
-    os << "| " << w.name << " | " << fmt_ns(w.baseline_ns) << " | " << fmt_ns(w.best_ns) << " | "
-       << fmt(w.speedup, 2) << "x | " << fmt_ns(w.sol_ns) << " | " << fmt(w.sol_score, 3) << " |\n";
+    os << "| " << w.name << " | " << marked(fmt_ns(w.baseline_ns), w.baseline_throttled) << " | "
+       << marked(fmt_ns(w.best_ns), w.best_throttled) << " | " << fmt(w.speedup, 2) << "x | "
+       << fmt_ns(w.sol_ns) << " | " << fmt(w.sol_score, 3) << " |\n";
   }
+  os << throttle_markdown(s.throttle);
   os << "\n## Agents\n\n| agent | skills | candidates | keep | revert | reject | plateaus | "
         "drafts | adoptions | best |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& a : s.agents) {

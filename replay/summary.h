@@ -47,6 +47,27 @@ struct WorkloadSummary {
   double speedup = 0;
   double sol_ns = 0;
   double sol_score = 0;
+  // The throttling reasons when the baseline's or the best's time was measured while the GPU
+  // throttled (base/throttle.h); empty when it was not, or when that is unknown.
+  std::string baseline_throttled;
+  std::string best_throttled;
+};
+
+// One workload measurement taken while the GPU throttled: its "throttled" detail said yes.
+struct ThrottledMeasurement {
+  uint64_t seq = 0;  // of the CandidateEvaluated
+  std::string candidate_hash;
+  std::string agent;  // who proposed the candidate
+  std::string workload;
+  std::string reasons;  // "sw_power_cap, power_violation"
+};
+
+// The "throttled" verdicts of every workload measurement in the log (base/throttle.h).
+struct ThrottleSummary {
+  uint32_t verdicts = 0;                        // workload measurements that carry one
+  uint32_t unknown = 0;                         // of them, "unknown: ..."
+  std::string unknown_why;                      // the first unknown verdict's reason
+  std::vector<ThrottledMeasurement> throttled;  // in log order
 };
 
 struct CampaignSummary {
@@ -73,6 +94,7 @@ struct CampaignSummary {
   std::string best_move;
   double best_score = 0;
   std::vector<WorkloadSummary> workloads;
+  ThrottleSummary throttle;
   std::vector<AgentSummary> agents;
   double wall_seconds = 0;
   std::vector<std::pair<uint32_t, double>> best_curve;  // (candidate index, best score)
