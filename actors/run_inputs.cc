@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <stdlib.h>
@@ -175,33 +176,104 @@ Result<fs::path> write_skills_copy(const RunInputsManifest& m, const fs::path& r
 
 std::string short_hash(const std::string& h) { return h.substr(0, 12); }
 
-// A log without a manifest: the problem and skills where the log names them, as they are now.
-Result<RunInputs> read_named_inputs(const fb::CampaignStartedT& started,
-                                    const fs::path& skills_dir) {
-  const std::string no_copy =
-      "; the log keeps no copy of the run's inputs (it was written before runs kept them), so "
-      "the run can only be replayed where its files are as they were";
-  RunInputs in;
-  auto problem = problem::load_problem(started.problem_dir);
-  if (!problem) {
-    return Status::missing_input("problem " + started.problem_dir + ": " +
-                                 problem.status().message() + no_copy);
+const char kNoCopy[] =
+    "; the log keeps no copy of the run's inputs (it was written before runs kept them), so the "
+    "run can only be replayed where its files are as they were";
+
+// The manifest `started` names; none for a log without one, or without an artifact store.
+Result<std::optional<RunInputsManifest>> read_manifest(const fb::CampaignStartedT& started,
+                                                       const ArtifactSource& artifacts) {
+  if (started.inputs_ref.empty() || !artifacts) return std::optional<RunInputsManifest>();
+  auto text = fetch(artifacts, started.inputs_ref, "the run's inputs manifest");
+  if (!text) return text.status();
+  auto manifest = parse_manifest(text.value());
+  if (!manifest) return manifest.status();
+  if (manifest->problem_hash != started.problem_hash) {
+    return bad_manifest("problem.hash",
+                        "the hash CampaignStarted logged, " + short_hash(started.problem_hash));
   }
-  if (problem->hash != started.problem_hash) {
+  return std::optional<RunInputsManifest>(std::move(manifest.value()));
+}
+
+// in.restored, created on first use.
+Status ensure_private_folder(RunInputs& in) {
+  if (in.restored) return Status::ok();
+  auto folder = make_private_folder();
+  if (!folder) return folder.status();
+  in.restored = std::move(folder.value());
+  return Status::ok();
+}
+
+// The problem into `in`: the folder the log names when it holds what the run read, else the
+// manifest's copy (with a warning or a note), else (no manifest) a missing input.
+Status restore_problem(const fb::CampaignStartedT& started, const RunInputsManifest* m,
+                       const ArtifactSource& artifacts, RunInputs& in) {
+  auto named = problem::load_problem(started.problem_dir);
+  if (named && named->hash == started.problem_hash) {
+    in.problem = std::move(named.value());
+    in.problem_path = started.problem_dir;
+    return Status::ok();
+  }
+  if (m == nullptr) {
+    if (!named) {
+      return Status::missing_input("problem " + started.problem_dir + ": " +
+                                   named.status().message() + kNoCopy);
+    }
     return Status::missing_input(
         "problem " + started.problem_dir + ": its files changed since the run (hash " +
-        short_hash(problem->hash) + ", logged " + short_hash(started.problem_hash) + ")" + no_copy);
+        short_hash(named->hash) + ", logged " + short_hash(started.problem_hash) + ")" + kNoCopy);
   }
-  auto skills = skills::load_skills(skills_dir);
+  std::error_code ec;
+  const std::string copy = "; using the copy in the run's log";
+  if (named) {
+    in.warnings.push_back("problem " + started.problem_dir +
+                          ": its files changed since the run (hash " + short_hash(named->hash) +
+                          ", logged " + short_hash(started.problem_hash) + ")" + copy);
+  } else if (fs::exists(started.problem_dir, ec)) {
+    in.notes.push_back("problem " + started.problem_dir + ": no longer loads (" +
+                       named.status().message() + ")" + copy);
+  } else {
+    in.notes.push_back("problem " + started.problem_dir + ": not found" + copy);
+  }
+  if (auto s = ensure_private_folder(in); !s) return s;
+  auto problem_copy = write_problem_copy(*m, *in.restored, artifacts);
+  if (!problem_copy) return problem_copy.status();
+  auto restored = problem::load_problem(problem_copy.value());
+  if (!restored) {
+    return Status::missing_input("the log's copy of problem " + started.problem_dir +
+                                 " does not load: " + restored.status().message());
+  }
+  if (restored->hash != started.problem_hash) {
+    return Status::missing_input("the log's copy of problem " + started.problem_dir +
+                                 " hashes to " + short_hash(restored->hash) + ", logged " +
+                                 short_hash(started.problem_hash) +
+                                 " (the manifest lacks a file the run read)");
+  }
+  in.problem = std::move(restored.value());
+  in.problem_path = problem_copy.value();
+  return Status::ok();
+}
+
+// The skills into `in`: the manifest's copy, else (no manifest) the folder `skills_dir`.
+Status restore_skills(const RunInputsManifest* m, const fs::path& skills_dir,
+                      const ArtifactSource& artifacts, RunInputs& in) {
+  fs::path dir = skills_dir;
+  if (m != nullptr) {
+    if (auto s = ensure_private_folder(in); !s) return s;
+    auto copy = write_skills_copy(*m, *in.restored, artifacts);
+    if (!copy) return copy.status();
+    dir = copy.value();
+  }
+  auto skills = skills::load_skills(dir);
   if (!skills) {
-    return Status::missing_input("skills " + skills_dir.string() + ": " +
-                                 skills.status().message() + no_copy);
+    return Status::missing_input(
+        (m != nullptr ? "the log's copy of skills " + m->skills_dir + " does not load: "
+                      : "skills " + skills_dir.string() + ": ") +
+        skills.status().message() + (m != nullptr ? "" : kNoCopy));
   }
-  in.problem = std::move(problem.value());
   in.skills = std::move(skills.value());
-  in.problem_path = started.problem_dir;
-  in.skills_path = skills_dir;
-  return in;
+  in.skills_path = dir;
+  return Status::ok();
 }
 
 }  // namespace
@@ -286,67 +358,24 @@ Result<std::string> store_run_inputs(storage::Journal& journal, const CampaignCo
   return put(manifest_text(m));
 }
 
+Result<RunInputs> restore_run_problem(const fb::CampaignStartedT& started,
+                                      const ArtifactSource& artifacts) {
+  auto manifest = read_manifest(started, artifacts);
+  if (!manifest) return manifest.status();
+  const RunInputsManifest* m = manifest->has_value() ? &**manifest : nullptr;
+  RunInputs in;
+  if (auto s = restore_problem(started, m, artifacts, in); !s) return s;
+  return in;
+}
+
 Result<RunInputs> restore_run_inputs(const fb::CampaignStartedT& started,
                                      const fs::path& skills_dir, const ArtifactSource& artifacts) {
-  if (started.inputs_ref.empty() || !artifacts) return read_named_inputs(started, skills_dir);
-  auto text = fetch(artifacts, started.inputs_ref, "the run's inputs manifest");
-  if (!text) return text.status();
-  auto manifest = parse_manifest(text.value());
+  auto manifest = read_manifest(started, artifacts);
   if (!manifest) return manifest.status();
-  const RunInputsManifest& m = manifest.value();
-  if (m.problem_hash != started.problem_hash) {
-    return bad_manifest("problem.hash",
-                        "the hash CampaignStarted logged, " + short_hash(started.problem_hash));
-  }
+  const RunInputsManifest* m = manifest->has_value() ? &**manifest : nullptr;
   RunInputs in;
-  auto folder = make_private_folder();
-  if (!folder) return folder.status();
-  in.restored = std::move(folder.value());
-
-  auto skills_copy = write_skills_copy(m, *in.restored, artifacts);
-  if (!skills_copy) return skills_copy.status();
-  auto skills = skills::load_skills(skills_copy.value());
-  if (!skills) {
-    return Status::missing_input("the log's copy of skills " + m.skills_dir +
-                                 " does not load: " + skills.status().message());
-  }
-  in.skills = std::move(skills.value());
-  in.skills_path = skills_copy.value();
-
-  // The folder the log names, when it still holds what the run read.
-  auto named = problem::load_problem(started.problem_dir);
-  if (named && named->hash == started.problem_hash) {
-    in.problem = std::move(named.value());
-    in.problem_path = started.problem_dir;
-    return in;
-  }
-  std::error_code ec;
-  const std::string copy = "; using the copy in the run's log";
-  if (named) {
-    in.warnings.push_back("problem " + started.problem_dir +
-                          ": its files changed since the run (hash " + short_hash(named->hash) +
-                          ", logged " + short_hash(started.problem_hash) + ")" + copy);
-  } else if (fs::exists(started.problem_dir, ec)) {
-    in.notes.push_back("problem " + started.problem_dir + ": no longer loads (" +
-                       named.status().message() + ")" + copy);
-  } else {
-    in.notes.push_back("problem " + started.problem_dir + ": not found" + copy);
-  }
-  auto problem_copy = write_problem_copy(m, *in.restored, artifacts);
-  if (!problem_copy) return problem_copy.status();
-  auto restored = problem::load_problem(problem_copy.value());
-  if (!restored) {
-    return Status::missing_input("the log's copy of problem " + started.problem_dir +
-                                 " does not load: " + restored.status().message());
-  }
-  if (restored->hash != started.problem_hash) {
-    return Status::missing_input("the log's copy of problem " + started.problem_dir +
-                                 " hashes to " + short_hash(restored->hash) + ", logged " +
-                                 short_hash(started.problem_hash) +
-                                 " (the manifest lacks a file the run read)");
-  }
-  in.problem = std::move(restored.value());
-  in.problem_path = problem_copy.value();
+  if (auto s = restore_problem(started, m, artifacts, in); !s) return s;
+  if (auto s = restore_skills(m, skills_dir, artifacts, in); !s) return s;
   return in;
 }
 

@@ -82,6 +82,12 @@ struct RunInputs {
   std::shared_ptr<const std::filesystem::path> restored;
 };
 
+// The problem of the run that `started` opened, as the file comment says (RunInputs::skills
+// stays empty): for what needs the problem alone (summaries, exports), so a log that names no
+// campaign text (a sweep's, one built by hand) serves too.
+Result<RunInputs> restore_run_problem(const fb::CampaignStartedT& started,
+                                      const ArtifactSource& artifacts);
+
 // The problem and skills of the run that `started` opened, as the file comment says.
 // `skills_dir`: the skills folder the run's campaign text names (CampaignConfig::skills), read
 // for a log without a manifest. Without `artifacts` (a log held in memory) the inputs are read

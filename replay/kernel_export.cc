@@ -574,10 +574,10 @@ Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::str
                                     format + "\"");
   }
   std::vector<events::Event> log;
-  auto rec = reconstruct_run(run_dir, log);
-  if (!rec) return rec.status();
-  tell_input_notices(rec.value(), notice);
-  const problem::Problem& problem = rec->problem;
+  auto inputs = run_problem(run_dir, log);
+  if (!inputs) return inputs.status();
+  tell_input_notices(inputs.value(), notice);
+  const problem::Problem& problem = inputs->problem;
   CampaignSummary s = summarize(log, &problem);
   if (s.best_canonical.empty()) {
     return Status::invalid_argument(run_dir.string() + ": the run has no kept candidate to export");

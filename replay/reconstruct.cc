@@ -63,8 +63,11 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started,
                      [&journal](const std::string& hash) { return journal.get_artifact(hash); });
 }
 
-Result<Reconstructed> reconstruct_run(const std::filesystem::path& run_dir,
-                                      std::vector<events::Event>& log) {
+namespace {
+
+// RUN_DIR's log, read whole into `log`; fails unless it begins with CampaignStarted.
+Result<std::unique_ptr<storage::Journal>> read_started_log(const std::filesystem::path& run_dir,
+                                                           std::vector<events::Event>& log) {
   auto journal = open_run_log(run_dir);
   if (!journal) return journal.status();
   auto all = journal.value()->read_all();
@@ -74,13 +77,41 @@ Result<Reconstructed> reconstruct_run(const std::filesystem::path& run_dir,
     return Status::invalid_argument(run_dir.string() +
                                     ": the log does not begin with CampaignStarted");
   }
+  return journal;
+}
+
+void tell(const std::vector<std::string>& warnings, const std::vector<std::string>& notes,
+          const InputNotice& notice) {
+  if (!notice) return;
+  for (const auto& w : warnings) notice("warning: " + w);
+  for (const auto& n : notes) notice("note: " + n);
+}
+
+}  // namespace
+
+Result<Reconstructed> reconstruct_run(const std::filesystem::path& run_dir,
+                                      std::vector<events::Event>& log) {
+  auto journal = read_started_log(run_dir, log);
+  if (!journal) return journal.status();
   return reconstruct(*log.front().payload.AsCampaignStarted(), *journal.value());
 }
 
+Result<actors::RunInputs> run_problem(const std::filesystem::path& run_dir,
+                                      std::vector<events::Event>& log) {
+  auto journal = read_started_log(run_dir, log);
+  if (!journal) return journal.status();
+  const storage::Journal& j = *journal.value();
+  return actors::restore_run_problem(
+      *log.front().payload.AsCampaignStarted(),
+      [&j](const std::string& hash) { return j.get_artifact(hash); });
+}
+
 void tell_input_notices(const Reconstructed& rec, const InputNotice& notice) {
-  if (!notice) return;
-  for (const auto& w : rec.warnings) notice("warning: " + w);
-  for (const auto& n : rec.notes) notice("note: " + n);
+  tell(rec.warnings, rec.notes, notice);
+}
+
+void tell_input_notices(const actors::RunInputs& inputs, const InputNotice& notice) {
+  tell(inputs.warnings, inputs.notes, notice);
 }
 
 Result<std::unique_ptr<storage::Journal>> open_run_log(const std::filesystem::path& run_dir) {

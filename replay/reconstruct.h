@@ -48,6 +48,11 @@ Result<Reconstructed> reconstruct(const fb::CampaignStartedT& started,
 Result<Reconstructed> reconstruct_run(const std::filesystem::path& run_dir,
                                       std::vector<events::Event>& log);
 
+// The problem alone of the run in RUN_DIR (actors::restore_run_problem; no campaign text or
+// skills needed), its log read whole into `log`; fails as reconstruct_run() does.
+Result<actors::RunInputs> run_problem(const std::filesystem::path& run_dir,
+                                      std::vector<events::Event>& log);
+
 // Opens a run directory's log read-only (RUN_DIR/log, or RUN_DIR itself if it is a log).
 Result<std::unique_ptr<storage::Journal>> open_run_log(const std::filesystem::path& run_dir);
 
@@ -55,5 +60,6 @@ Result<std::unique_ptr<storage::Journal>> open_run_log(const std::filesystem::pa
 using InputNotice = std::function<void(const std::string& line)>;
 // Tells `notice` (when set) the warnings, then the notes, of a reconstruction.
 void tell_input_notices(const Reconstructed& rec, const InputNotice& notice);
+void tell_input_notices(const actors::RunInputs& inputs, const InputNotice& notice);
 
 }  // namespace arc::replay

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -138,15 +137,9 @@ int main(int argc, char** argv) {
     }
     // The workloads' rows follow the run's problem: the log's copy when its folder is gone or
     // changed (a run whose inputs cannot be restored is summarized without them).
-    std::optional<arc::replay::Reconstructed> rec;
-    if (!log->empty() && log->front().payload.type == arc::fb::Payload::CampaignStarted) {
-      if (auto journal = arc::replay::open_run_log(show_dir); journal) {
-        auto r =
-            arc::replay::reconstruct(*log->front().payload.AsCampaignStarted(), *journal.value());
-        if (r) rec = std::move(r.value());
-      }
-    }
-    auto summary = arc::replay::summarize(log.value(), rec ? &rec->problem : nullptr);
+    std::vector<arc::events::Event> again;
+    auto inputs = arc::replay::run_problem(show_dir, again);
+    auto summary = arc::replay::summarize(log.value(), inputs ? &inputs->problem : nullptr);
     if (show_json) {
       std::cout << arc::events::dump_json(arc::replay::to_json(summary), 2) << std::endl;
     } else {
