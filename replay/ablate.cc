@@ -159,7 +159,7 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   }
   const RunAnalysis a = analyze_run(ro.run_dir.string(), log);
   out.unanswered = count_unanswered(log);
-  out.unanswered_gated = count_unanswered_gated(log);
+  out.unanswered_gated = out.unanswered != 0 ? count_unanswered_gated(log) : 0;
   out.candidates = a.candidates;
   for (uint32_t b : budgets) {
     double best = 1.0;
