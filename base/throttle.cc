@@ -54,7 +54,7 @@ std::optional<bool> advanced(const Readings& before, const Readings& after, cons
 }  // namespace
 
 const std::vector<ReasonBit>& reason_bits() {
-  static const std::vector<ReasonBit> bits = {
+  static const std::vector<ReasonBit> kBits = {
       {0x1, "gpu_idle", false},
       {0x2, "applications_clocks_setting", false},
       {0x4, "sw_power_cap", true},
@@ -65,7 +65,7 @@ const std::vector<ReasonBit>& reason_bits() {
       {0x80, "hw_power_brake_slowdown", true},
       {0x100, "display_clock_setting", false},
   };
-  return bits;
+  return kBits;
 }
 
 std::vector<std::string> reason_names(uint64_t mask) {
