@@ -292,12 +292,27 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
   L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &n);
   L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &n);
   L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &n);
-  char buf[256];
+  uint32_t custom = 0;
+  uint16_t inner = 0, cluster = 0;
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &n);
+  // The algorithm's bytes, which cuBLASLt documents as restorable with the same library
+  // version: what an export (replay/lt_export.h) replays exactly.
+  std::string bytes;
+  for (uint64_t word : algo.data) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(word));
+    bytes += hex;
+  }
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "algo %d, tile %s, stages %s, splitk %d, reduction %s, swizzle %u, workspace %zu, "
-                "waves %.2f, heuristic rank %d of %d",
+                "waves %.2f, heuristic rank %d of %d, custom %u, inner %u, cluster %u, bytes %s",
                 algo_id, tile_name(tile).c_str(), stages_name(stages).c_str(), splitk,
-                reduction_name(red), swz, workspace, static_cast<double>(waves), c.heur, returned);
+                reduction_name(red), swz, workspace, static_cast<double>(waves), c.heur, returned,
+                custom, static_cast<unsigned>(inner), static_cast<unsigned>(cluster),
+                bytes.c_str());
   p->description_ = buf;
   return p;
 }

@@ -66,8 +66,10 @@ class LtPlan {
  public:
   ~LtPlan();
   size_t workspace_bytes() const { return workspace_; }
-  // "algo 66, tile 128x256, stages 64x4, splitk 1, reduction none, swizzle 0, waves 1.94,
-  //  heuristic rank 0 of 8".
+  // "algo 66, tile 128x256, stages 64x4, splitk 1, reduction none, swizzle 0, workspace 0,
+  //  waves 1.94, heuristic rank 0 of 8, custom 0, inner 0, cluster 0, bytes <128 hex digits>":
+  //  every configuration attribute of the algorithm, then its cublasLtMatmulAlgo_t words
+  //  (data[0..7], 16 hex digits each), restorable with the same cuBLASLt version.
   const std::string& description() const { return description_; }
   int heuristic_count() const { return heuristic_count_; }
 

@@ -12,6 +12,9 @@
 #include "base/arc_home.h"
 #include "events/printer.h"
 #include "problem/shared_sources.h"
+#include "replay/export_text.h"
+#include "replay/host_export.h"
+#include "replay/lt_export.h"
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
 
@@ -50,71 +53,67 @@ std::string cxx_expr(const std::string& e) {
   return std::regex_replace(e, fn, "arc_$1(");
 }
 
-// Macro names a source #defines (undefined again after its variant).
-std::set<std::string> defined_macros(const std::string& src) {
-  static const std::regex def(R"(^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*))");
-  std::set<std::string> out;
-  std::istringstream in(src);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_search(line, m, def)) out.insert(m[1]);
-  }
-  return out;
+// What every CUDA export's launcher uses: the thread's last error and the launcher's own
+// workspace (docs/export.md).
+constexpr const char* kCommon = R"ARC(// ---- the launcher's errors and workspace ----
+namespace {
+
+// The last failure of a call on this thread, naming the call (NAME_last_error).
+thread_local std::string arc_last_error_text;
+
+cudaError_t arc_error(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) arc_last_error_text = std::string(what) + " failed: " + cudaGetErrorString(e);
+  return e;
 }
 
-bool is_include(const std::string& line) {
-  static const std::regex inc(R"(^\s*#\s*include\b)");
-  return std::regex_search(line, inc);
-}
-
-struct LtPlanRow {
-  std::string workload;
-  int64_t m = 0, n = 0, k = 0;
-  int algo = -1;  // -1: not recorded; the heuristic decides
-  std::string tile = "0", stages = "0", reduction = "0";
-  int splitk = 1, swizzle = 0;
-  std::string recorded;
+// The launcher's own workspaces, one per (device, stream): used when a caller passes none.
+struct arc_owned_workspaces {
+  std::shared_mutex mu;
+  std::map<std::pair<int, cudaStream_t>, std::pair<void*, size_t>> buffers;  // pointer, bytes
 };
 
-// Parses "algo 66, tile 128x256, stages 64x4, splitk 1, reduction none, swizzle 0, ...".
-LtPlanRow parse_plan(const std::string& d) {
-  LtPlanRow r;
-  r.recorded = d;
-  std::smatch m;
-  static const std::regex re(
-      R"(algo (-?\d+), tile ([0-9x#a-z]+), stages ([0-9x#a-z]+), splitk (-?\d+), reduction ([a-z?]+), swizzle (\d+))");
-  if (!std::regex_search(d, m, re)) return r;
-  r.algo = std::stoi(m[1]);
-  auto enum_of = [](const std::string& name, const char* prefix) -> std::string {
-    if (name == "auto") return "0";
-    if (name[0] == '#') return name.substr(1);
-    return std::string(prefix) + name;
-  };
-  r.tile = enum_of(m[2], "CUBLASLT_MATMUL_TILE_");
-  r.stages = enum_of(m[3], "CUBLASLT_MATMUL_STAGES_");
-  r.splitk = std::stoi(m[4]);
-  const std::string red = m[5];
-  r.reduction = red == "inplace"   ? "CUBLASLT_REDUCTION_SCHEME_INPLACE"
-                : red == "compute" ? "CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE"
-                : red == "output"  ? "CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE"
-                                   : "CUBLASLT_REDUCTION_SCHEME_NONE";
-  r.swizzle = std::stoi(m[6]);
-  return r;
+// Never destroyed: a CUDA call during static destruction may find the driver gone.
+arc_owned_workspaces& arc_owned() {
+  static arc_owned_workspaces* w = new arc_owned_workspaces();
+  return *w;
 }
 
-std::string escape_c(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+// Calls enqueue(workspace) with the launcher's workspace of at least `bytes` for (device,
+// stream), holding it while the work is enqueued. The workspace is allocated with
+// cudaMallocAsync on `stream` the first time; when a shape needs more, the old one is freed
+// with cudaFreeAsync on the same stream (after all work enqueued on it) and a larger one
+// allocated. Work on one stream runs in order, so calls on a stream share its workspace; a
+// stream's workspace lives until the process exits (destroy a stream only after its work is
+// done if another may get its handle).
+template <class Enqueue>
+cudaError_t arc_with_own_workspace(int device, cudaStream_t stream, size_t bytes,
+                                   Enqueue enqueue) {
+  arc_owned_workspaces& o = arc_owned();
+  const std::pair<int, cudaStream_t> key(device, stream);
+  for (;;) {
+    {
+      std::shared_lock<std::shared_mutex> lock(o.mu);
+      auto it = o.buffers.find(key);
+      if (it != o.buffers.end() && it->second.second >= bytes) return enqueue(it->second.first);
     }
-    out += c;
+    std::unique_lock<std::shared_mutex> lock(o.mu);
+    std::pair<void*, size_t>& buf = o.buffers[key];
+    if (buf.second >= bytes) continue;
+    if (buf.first != nullptr) {
+      const cudaError_t e = cudaFreeAsync(buf.first, stream);
+      if (e != cudaSuccess) return arc_error(e, "cudaFreeAsync(the launcher's workspace)");
+      buf = {nullptr, 0};
+    }
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocAsync(&p, bytes, stream);
+    if (e != cudaSuccess) return arc_error(e, "cudaMallocAsync(the launcher's workspace)");
+    buf = {p, bytes};
   }
-  return out;
 }
+
+}  // namespace
+
+)ARC";
 
 int index_of(const std::vector<problem::TensorSpec>& ts, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -149,13 +148,24 @@ std::string gen_header(const problem::Problem& p, const std::string& name) {
   h << "#define " << name << "_NUM_AXES " << p.axes.size() << "\n\n";
   h << "/* The variant serving these axis values (0: the base variant). */\n";
   h << "int " << name << "_variant_for(const long long* axes);\n";
-  h << "/* Bytes of device workspace " << name << "_launch needs for these axis values. */\n";
+  h << "/* Bytes of device workspace " << name
+    << "_launch uses for these axis values on the current device. */\n";
   h << "size_t " << name << "_workspace_bytes(const long long* axes);\n";
-  h << "/* Enqueues the computation on `stream`; `workspace` holds " << name
-    << "_workspace_bytes(axes) bytes\n * (null when 0). Returns the first CUDA error. */\n";
+  h << "/* Enqueues the computation on `stream` and returns the first CUDA error (then " << name
+    << "_last_error\n * says which call failed). `workspace` holds " << name
+    << "_workspace_bytes(axes) bytes, or is null: the\n * launcher then uses its own, allocated "
+       "once per device and stream in stream order\n * (cudaMallocAsync) and kept for the life of "
+       "the process. Thread-safe; a cuBLASLt variant\n * sets up its descriptors and algorithm on "
+       "the first call for a shape and device. */\n";
   h << "cudaError_t " << name
     << "_launch(const void* const* inputs, void* const* outputs, const long long* axes,\n"
        "                        void* workspace, cudaStream_t stream);\n";
+  h << "/* What runs for these axis values on the current device: the variant, and for a "
+       "cuBLASLt\n * variant its algorithm (\"recorded algorithm ...\", or \"heuristic rank R of "
+       "N, because ...\"). */\n";
+  h << "const char* " << name << "_plan(const long long* axes);\n";
+  h << "/* The last failure on this thread, naming the call that failed (\"\" when none). */\n";
+  h << "const char* " << name << "_last_error(void);\n";
   h << "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h.str();
 }
@@ -176,22 +186,14 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   if (p.backend != "cuda") {
     return Status::invalid_argument("problem " + p.name + " has backend \"" + p.backend +
                                     "\": expected a CUDA problem (--format cuda and "
-                                    "sol-execbench export CUDA kernels)");
+                                    "sol-execbench export CUDA kernels; --format cpp exports "
+                                    "host problems)");
   }
   const std::string name = export_name(p);
-  // Distinct variants: the base first, then each gate's in workload order.
-  std::vector<problem::Variant> variants = {in.candidate.base};
-  std::map<std::string, size_t> variant_of;  // workload -> index
-  for (const auto& w : p.workloads) {
-    const problem::Variant& v = in.candidate.variant_for(w.name);
-    auto it = std::find(variants.begin(), variants.end(), v);
-    if (it == variants.end()) {
-      variants.push_back(v);
-      it = variants.end() - 1;
-    }
-    variant_of[w.name] = static_cast<size_t>(it - variants.begin());
-  }
+  const ExportVariants ev = distinct_variants(p, in.candidate);
+  const std::vector<problem::Variant>& variants = ev.variants;
   std::vector<const problem::Family*> families;
+  std::vector<bool> library;  // variant i runs through cuBLASLt
   bool uses_lt = false;
   for (const auto& v : variants) {
     const problem::Family* f = p.family(v.family);
@@ -200,7 +202,19 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
                                       ": no family to take its launches from in problem " + p.name);
     }
     families.push_back(f);
-    uses_lt |= !f->library.empty() && v.source.empty();
+    library.push_back(!f->library.empty() && v.source.empty());
+    uses_lt |= library.back();
+  }
+  // Each kernel variant's source with the problem's shared sources written in.
+  std::vector<std::string> sources(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (library[i]) continue;
+    auto src_it = in.family_sources.find(families[i]->name);
+    if (variants[i].source.empty() && src_it == in.family_sources.end()) {
+      return Status::not_found("family " + families[i]->name + ": its source text is missing");
+    }
+    sources[i] = problem::inline_shared_sources(
+        variants[i].source.empty() ? src_it->second : variants[i].source, p.headers);
   }
 
   std::ostringstream cu;
@@ -210,164 +224,56 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   for (size_t i = 0; i < variants.size(); ++i) cu << " [" << i << "] " << variants[i].key();
   cu << "\n// Build: nvcc -std=c++17 -arch=sm_90a -c " << name << ".cu"
      << (uses_lt ? "   (link with -lcublasLt)" : "") << "\n";
-  cu << "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n";
-  if (uses_lt) cu << "#include <cublasLt.h>\n";
   // Every variant's own includes, hoisted out of the namespaces.
-  std::set<std::string> includes;
-  for (size_t i = 0; i < variants.size(); ++i) {
-    if (!families[i]->library.empty() && variants[i].source.empty()) continue;
-    const std::string src = problem::inline_shared_sources(
-        variants[i].source.empty() ? in.family_sources.at(families[i]->name) : variants[i].source,
-        p.headers);
-    std::istringstream ss(src);
-    std::string line;
-    while (std::getline(ss, line)) {
-      if (is_include(line) && line.find("arc_cuda.h") == std::string::npos) includes.insert(line);
-    }
+  std::set<std::string> includes = {
+      "#include <cuda_runtime.h>", "#include <math.h>", "#include <stdint.h>",
+      "#include <string.h>",       "#include <map>",    "#include <mutex>",
+      "#include <shared_mutex>",   "#include <string>", "#include <utility>"};
+  if (uses_lt) {
+    for (const auto& l : lt_runtime_includes()) includes.insert(l);
+  }
+  for (const auto& src : sources) {
+    for (const auto& l : hoisted_includes(src, {"arc_cuda.h"})) includes.insert(l);
   }
   for (const auto& l : includes) cu << l << "\n";
   auto abi = arc_cuda_header();
   if (!abi) return abi.status();
   cu << "#include \"" << name
      << ".h\"\n\n// ---- the KernelArc kernel ABI (cuda/include/arc_cuda.h) ----\n"
-     << abi.value() << "\n";
+     << abi.value() << "\n"
+     << kCommon;
 
   for (size_t i = 0; i < variants.size(); ++i) {
+    if (library[i]) continue;
     const problem::Variant& v = variants[i];
     const problem::Family& f = *families[i];
-    if (!f.library.empty() && v.source.empty()) continue;
-    auto src_it = in.family_sources.find(f.name);
-    if (v.source.empty() && src_it == in.family_sources.end()) {
-      return Status::not_found("family " + f.name + ": its source text is missing");
-    }
-    const std::string src =
-        problem::inline_shared_sources(v.source.empty() ? src_it->second : v.source, p.headers);
-    cu << "// ---- variant " << i << ": " << v.key() << " ----\n";
-    std::set<std::string> undef = defined_macros(src);
     // Every knob, the family's defaults overridden by the variant's, and the problem's params:
     // what the evaluator's compile defined.
     std::map<std::string, std::string> knobs = f.knob_values(v);
     for (const auto& [k, val] : p.param_defines()) knobs[k] = val;
-    for (const auto& [k, val] : knobs) {
-      cu << "#define " << k << " " << val << "\n";
-      undef.insert(k);
-    }
-    for (const auto& l : f.launches) {
-      cu << "#define " << l.kernel << " arc_v" << i << "_" << l.kernel << "\n";
-      undef.insert(l.kernel);
-    }
-    cu << "namespace arc_v" << i << " {\n";
-    std::istringstream ss(src);
-    std::string line;
-    while (std::getline(ss, line)) {
-      if (is_include(line)) {
-        cu << "// (hoisted) " << line << "\n";
-      } else {
-        cu << line << "\n";
-      }
-    }
-    cu << "}  // namespace arc_v" << i << "\n";
-    for (const auto& m : undef) cu << "#undef " << m << "\n";
-    cu << "\n";
+    std::map<std::string, std::string> renames;
+    for (const auto& l : f.launches)
+      renames[l.kernel] = "arc_v" + std::to_string(i) + "_" + l.kernel;
+    cu << variant_block("arc_v" + std::to_string(i),
+                        "variant " + std::to_string(i) + ": " + v.key(), sources[i], knobs,
+                        renames);
   }
 
-  // cuBLASLt: the plan table and its runner.
+  // cuBLASLt: the runtime and a plan table per library variant.
   if (uses_lt) {
-    cu << "// ---- cuBLASLt plan table: the algorithm recorded per workload ----\n";
-    cu << "struct arc_lt_plan {\n  long long m, n, k;\n  int algo;  /* -1: heuristic */\n"
-          "  int tile, stages, splitk, reduction, swizzle;\n  int heur;\n  const char* "
-          "recorded;\n};\n";
+    cu << lt_runtime(recorded_sm(in.device));
+    cu << "// ---- cuBLASLt plan tables: the algorithm recorded per workload ----\n";
     for (size_t i = 0; i < variants.size(); ++i) {
-      const problem::Family& f = *families[i];
-      if (f.library.empty() || !variants[i].source.empty()) continue;
-      std::map<std::string, std::string> knobs = f.knob_values(variants[i]);
+      if (!library[i]) continue;
+      std::map<std::string, std::string> knobs = families[i]->knob_values(variants[i]);
       const int heur = is_number(knobs["HEUR"]) ? std::stoi(knobs["HEUR"]) : 0;
-      cu << "static const arc_lt_plan arc_v" << i << "_plans[] = {\n";
+      std::vector<problem::Workload> served;
       for (const auto& w : p.workloads) {
-        if (variant_of[w.name] != i) continue;
-        auto pit = in.plans.find(w.name);
-        LtPlanRow r = pit == in.plans.end() ? LtPlanRow{} : parse_plan(pit->second);
-        cu << "  {" << w.axes.at(f.gemm.m) << ", " << w.axes.at(f.gemm.n) << ", "
-           << w.axes.at(f.gemm.k) << ", " << r.algo << ", " << r.tile << ", " << r.stages << ", "
-           << r.splitk << ", " << r.reduction << ", " << r.swizzle << ", " << heur << ", \""
-           << escape_c(w.name + ": " + (r.recorded.empty() ? "not recorded" : r.recorded))
-           << "\"},\n";
+        if (ev.variant_of.at(w.name) == i) served.push_back(w);
       }
-      cu << "  {0, 0, 0, -1, 0, 0, 1, 0, 0, " << heur << ", \"default\"}};\n\n";
+      cu << lt_plan_table(*families[i], served, in.lt_records, heur,
+                          "arc_v" + std::to_string(i) + "_plans");
     }
-    cu << R"(static const size_t arc_lt_workspace = size_t(64) << 20;
-
-// D = A B^T (+ C): A row-major [m, k], B row-major [n, k], D row-major [m, n]; in cuBLASLt's
-// column-major terms D^T (n x m) = B^T (op T on k x n) * A (k x m).
-static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long n, long long k,
-                               cudaDataType_t type, const void* a, const void* b, const void* c,
-                               void* d, void* ws, cudaStream_t stream) {
-  static cublasLtHandle_t handle = nullptr;
-  if (handle == nullptr && cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
-    return cudaErrorNotSupported;
-  }
-  const arc_lt_plan* plan = table;
-  while (plan->m != 0 && !(plan->m == m && plan->n == n && plan->k == k)) ++plan;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  cublasStatus_t st = cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
-  if (st == CUBLAS_STATUS_SUCCESS) {
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT);
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN);
-    st = cublasLtMatrixLayoutCreate(&la, type, k, n, k);
-  }
-  if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatrixLayoutCreate(&lb, type, k, m, k);
-  if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatrixLayoutCreate(&lc, type, n, m, n);
-  cublasLtMatmulAlgo_t algo;
-  bool have_algo = false;
-  if (st == CUBLAS_STATUS_SUCCESS && plan->algo >= 0 &&
-      cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, type, type, type, type,
-                             plan->algo, &algo) == CUBLAS_STATUS_SUCCESS) {
-    const uint32_t tile = static_cast<uint32_t>(plan->tile), stages = static_cast<uint32_t>(plan->stages);
-    const int32_t splitk = plan->splitk;
-    const uint32_t red = static_cast<uint32_t>(plan->reduction), swz = static_cast<uint32_t>(plan->swizzle);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz);
-    cublasLtMatmulHeuristicResult_t check;
-    have_algo = cublasLtMatmulAlgoCheck(handle, desc, la, lb, lc, lc, &algo, &check) ==
-                    CUBLAS_STATUS_SUCCESS &&
-                check.workspaceSize <= arc_lt_workspace;
-  }
-  if (st == CUBLAS_STATUS_SUCCESS && !have_algo) {
-    // Not recorded, or refused here: the heuristic's choice of the recorded rank.
-    cublasLtMatmulPreference_t pref = nullptr;
-    cublasLtMatmulPreferenceCreate(&pref);
-    const size_t max_ws = arc_lt_workspace;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
-                                         sizeof max_ws);
-    cublasLtMatmulHeuristicResult_t results[8];
-    int returned = 0;
-    cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, lc, lc, pref, 8, results, &returned);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (returned > 0) {
-      algo = results[plan->heur < returned ? plan->heur : 0].algo;
-      have_algo = true;
-    }
-  }
-  const float alpha = 1.0f, beta = c != nullptr ? 1.0f : 0.0f;
-  if (st == CUBLAS_STATUS_SUCCESS && have_algo) {
-    st = cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, c != nullptr ? c : d, lc, d,
-                        lc, &algo, ws, arc_lt_workspace, stream);
-  } else if (st == CUBLAS_STATUS_SUCCESS) {
-    st = CUBLAS_STATUS_NOT_SUPPORTED;
-  }
-  if (lc) cublasLtMatrixLayoutDestroy(lc);
-  if (lb) cublasLtMatrixLayoutDestroy(lb);
-  if (la) cublasLtMatrixLayoutDestroy(la);
-  if (desc) cublasLtMatmulDescDestroy(desc);
-  return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorNotSupported;
-}
-
-)";
   }
 
   // The host launcher.
@@ -376,17 +282,7 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
         "inline double arc_max(double a, double b) { return a > b ? a : b; }\n"
         "inline unsigned arc_dim(double v) { return static_cast<unsigned>(llround(v)); }\n"
         "}  // namespace\n\n";
-  cu << "extern \"C\" int " << name << "_variant_for(const long long* axes) {\n";
-  for (const auto& w : p.workloads) {
-    const size_t vi = variant_of[w.name];
-    if (vi == 0) continue;
-    cu << "  if (";
-    for (size_t a = 0; a < p.axes.size(); ++a) {
-      cu << (a ? " && " : "") << "axes[" << a << "] == " << w.axes.at(p.axes[a]) << "LL";
-    }
-    cu << ") return " << vi << ";  // " << w.name << "\n";
-  }
-  cu << "  return 0;\n}\n\n";
+  cu << variant_for_function(p, ev, name);
 
   auto axis_locals = [&p]() {
     std::string s;
@@ -408,49 +304,77 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
     }
     return s;
   };
+  // A library variant's shape and tensors, as arc_lt_* arguments.
+  std::vector<std::string> lt_shape(variants.size()), lt_tensors(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (!library[i]) continue;
+    const problem::Family& f = *families[i];
+    const int ia = index_of(p.inputs, f.gemm.a), ib = index_of(p.inputs, f.gemm.b);
+    const int ic = f.gemm.c.empty() ? -1 : index_of(p.inputs, f.gemm.c);
+    const int id = index_of(p.outputs, f.gemm.d);
+    if (ia < 0 || ib < 0 || id < 0 || (!f.gemm.c.empty() && ic < 0)) {
+      return Status::invalid_argument("family " + f.name + ": gemm tensors not found");
+    }
+    lt_shape[i] = "arc_v" + std::to_string(i) + "_plans, llround(" + f.gemm.m + "), llround(" +
+                  f.gemm.n + "), llround(" + f.gemm.k + "), " +
+                  cuda_type(p.inputs[static_cast<size_t>(ia)].dtype);
+    lt_tensors[i] = "inputs[" + std::to_string(ia) + "], inputs[" + std::to_string(ib) + "], " +
+                    (ic >= 0 ? "inputs[" + std::to_string(ic) + "]" : "nullptr") + ", outputs[" +
+                    std::to_string(id) + "]";
+  }
 
   cu << "extern \"C\" size_t " << name << "_workspace_bytes(const long long* axes) {\n"
      << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
     const problem::Family& f = *families[i];
     cu << "    case " << i << ": {\n" << knob_locals(f, variants[i]);
-    if (!f.library.empty() && variants[i].source.empty()) {
-      cu << "      return arc_lt_workspace;\n    }\n";
+    if (library[i]) {
+      cu << "      return arc_lt_workspace_bytes(" << lt_shape[i] << ", "
+         << (f.gemm.c.empty() ? "false" : "true") << ");\n    }\n";
     } else {
       cu << "      return static_cast<size_t>(llround(" << cxx_expr(f.workspace) << "));\n    }\n";
     }
   }
   cu << "  }\n  return 0;\n}\n\n";
 
+  cu << "extern \"C\" const char* " << name << "_plan(const long long* axes) {\n"
+     << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const problem::Family& f = *families[i];
+    if (library[i]) {
+      cu << "    case " << i << ":\n      return arc_lt_plan_in_use(" << lt_shape[i] << ", "
+         << (f.gemm.c.empty() ? "false" : "true") << ");\n";
+    } else {
+      cu << "    case " << i << ":\n      return \""
+         << escape_c("variant " + std::to_string(i) + ": " + variants[i].key()) << "\";\n";
+    }
+  }
+  cu << "  }\n  return \"no variant\";\n}\n\n";
+  cu << "extern \"C\" const char* " << name
+     << "_last_error(void) { return arc_last_error_text.c_str(); }\n\n";
+
   cu << "extern \"C\" cudaError_t " << name
      << "_launch(const void* const* inputs, void* const* outputs, const long long* axes,\n"
         "                        void* workspace, cudaStream_t stream) {\n"
-     << axis_locals() << "  arc_args a;\n  memset(&a, 0, sizeof a);\n"
-     << "  for (int i = 0; i < " << p.inputs.size()
-     << "; ++i) a.in[i] = const_cast<void*>(inputs[i]);\n"
-     << "  for (int i = 0; i < " << p.outputs.size() << "; ++i) a.out[i] = outputs[i];\n"
-     << "  for (int i = 0; i < " << p.axes.size() << "; ++i) a.axes[i] = axes[i];\n"
-     << "  a.ws = workspace;\n  a.n_in = " << p.inputs.size()
-     << ";\n  a.n_out = " << p.outputs.size() << ";\n  a.n_axes = " << p.axes.size() << ";\n"
-     << "  cudaError_t err = cudaSuccess;\n  switch (" << name << "_variant_for(axes)) {\n";
+     << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
     const problem::Family& f = *families[i];
     cu << "    case " << i << ": {  // " << variants[i].key() << "\n"
        << knob_locals(f, variants[i]);
-    if (!f.library.empty() && variants[i].source.empty()) {
-      const int ia = index_of(p.inputs, f.gemm.a), ib = index_of(p.inputs, f.gemm.b);
-      const int ic = f.gemm.c.empty() ? -1 : index_of(p.inputs, f.gemm.c);
-      const int id = index_of(p.outputs, f.gemm.d);
-      if (ia < 0 || ib < 0 || id < 0) {
-        return Status::invalid_argument("family " + f.name + ": gemm tensors not found");
-      }
-      cu << "      return arc_lt_gemm(arc_v" << i << "_plans, llround(" << f.gemm.m << "), llround("
-         << f.gemm.n << "), llround(" << f.gemm.k << "), "
-         << cuda_type(p.inputs[static_cast<size_t>(ia)].dtype) << ", inputs[" << ia << "], inputs["
-         << ib << "], " << (ic >= 0 ? "inputs[" + std::to_string(ic) + "]" : "nullptr")
-         << ", outputs[" << id << "], workspace, stream);\n    }\n";
+    if (library[i]) {
+      cu << "      return arc_lt_gemm(" << lt_shape[i] << ", " << lt_tensors[i]
+         << ", workspace, stream);\n    }\n";
       continue;
     }
+    cu << "      arc_args a;\n      memset(&a, 0, sizeof a);\n"
+       << "      for (int i = 0; i < " << p.inputs.size()
+       << "; ++i) a.in[i] = const_cast<void*>(inputs[i]);\n"
+       << "      for (int i = 0; i < " << p.outputs.size() << "; ++i) a.out[i] = outputs[i];\n"
+       << "      for (int i = 0; i < " << p.axes.size() << "; ++i) a.axes[i] = axes[i];\n"
+       << "      a.n_in = " << p.inputs.size() << ";\n      a.n_out = " << p.outputs.size()
+       << ";\n      a.n_axes = " << p.axes.size() << ";\n"
+       << "      auto run = [&](void* ws) -> cudaError_t {\n        a.ws = ws;\n"
+       << "        cudaError_t err = cudaSuccess;\n";
     for (const auto& l : f.launches) {
       auto dims = [](const std::vector<std::string>& d) {
         std::string s = "dim3(";
@@ -462,19 +386,27 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
       };
       const std::string kernel =
           "arc_v" + std::to_string(i) + "::arc_v" + std::to_string(i) + "_" + l.kernel;
-      cu << "      {\n        const size_t shared = static_cast<size_t>(llround("
-         << cxx_expr(l.shared)
-         << "));\n        if (shared > 48 * 1024) {\n          err = cudaFuncSetAttribute("
-         << kernel
+      cu << "        {\n          const size_t shared = static_cast<size_t>(llround("
+         << cxx_expr(l.shared) << "));\n          if (shared > 48 * 1024) {\n"
+         << "            err = cudaFuncSetAttribute(" << kernel
          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));\n"
-            "          if (err != cudaSuccess) return err;\n        }\n        "
-         << kernel << "<<<" << dims(l.grid) << ", " << dims(l.block) << ", shared, stream>>>(a);\n"
-         << "        err = cudaGetLastError();\n        if (err != cudaSuccess) return err;\n      "
-            "}\n";
+         << "            if (err != cudaSuccess) return arc_error(err, \"cudaFuncSetAttribute("
+         << l.kernel << ", MaxDynamicSharedMemorySize)\");\n          }\n          " << kernel
+         << "<<<" << dims(l.grid) << ", " << dims(l.block) << ", shared, stream>>>(a);\n"
+         << "          err = cudaGetLastError();\n          if (err != cudaSuccess) return "
+            "arc_error(err, \"the launch of "
+         << l.kernel << "\");\n        }\n";
     }
-    cu << "      return cudaSuccess;\n    }\n";
+    cu << "        return cudaSuccess;\n      };\n"
+       << "      const size_t ws_bytes = static_cast<size_t>(llround(" << cxx_expr(f.workspace)
+       << "));\n"
+       << "      if (workspace != nullptr || ws_bytes == 0) return run(workspace);\n"
+       << "      int device = 0;\n      const cudaError_t err = cudaGetDevice(&device);\n"
+       << "      if (err != cudaSuccess) return arc_error(err, \"cudaGetDevice\");\n"
+       << "      return arc_with_own_workspace(device, stream, ws_bytes, run);\n    }\n";
   }
-  cu << "  }\n  return cudaErrorInvalidValue;\n}\n";
+  cu << "  }\n  return arc_error(cudaErrorInvalidValue, \"" << name
+     << "_launch: no variant for these axes\");\n}\n";
 
   return std::vector<ExportedFile>{{name + ".h", gen_header(p, name)}, {name + ".cu", cu.str()}};
 }
@@ -527,14 +459,10 @@ Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& 
     k << "  cudaMemcpyAsync(out[" << i << "], in[" << ai << "], " << t.alias
       << ".nbytes(), cudaMemcpyDeviceToDevice, stream);\n  in[" << ai << "] = out[" << i << "];\n";
   }
-  k << "  const size_t ws_bytes = " << name << "_workspace_bytes(axes);\n"
-    << "  torch::Tensor ws;\n  if (ws_bytes > 0) {\n    ws = "
-       "torch::empty({static_cast<int64_t>(ws_bytes)}, "
-    << p.inputs[0].name << ".options().dtype(torch::kUInt8));\n  }\n"
-    << "  const cudaError_t err = " << name
-    << "_launch(in, out, axes, ws_bytes > 0 ? ws.data_ptr() : nullptr, stream);\n"
-    << "  TORCH_CHECK(err == cudaSuccess, \"KernelArc launch failed: \", "
-       "cudaGetErrorString(err));\n}\n\n"
+  // No workspace: the launcher's own, allocated once per device and stream (stream-ordered).
+  k << "  const cudaError_t err = " << name << "_launch(in, out, axes, nullptr, stream);\n"
+    << "  TORCH_CHECK(err == cudaSuccess, \"KernelArc launch failed: \", " << name
+    << "_last_error());\n}\n\n"
     << "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"run\", &run); }\n";
 
   json deps = json::array();
@@ -569,9 +497,11 @@ Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& 
 Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::string& format,
                                          const fs::path& out_dir,
                                          const std::function<void(const std::string&)>& notice) {
-  if (format != "cuda" && format != "sol-execbench") {
-    return Status::invalid_argument("--format: expected \"cuda\" or \"sol-execbench\", got \"" +
-                                    format + "\"");
+  if (format != "cuda" && format != "sol-execbench" && format != "cpp") {
+    return Status::invalid_argument(
+        "--format: expected \"cuda\", \"sol-execbench\" or \"cpp\", "
+        "got \"" +
+        format + "\"");
   }
   std::vector<events::Event> log;
   auto inputs = run_problem(run_dir, log);
@@ -595,18 +525,22 @@ Result<std::vector<fs::path>> export_run(const fs::path& run_dir, const std::str
   std::snprintf(note, sizeof note, "campaign %s, score %.3fx over the baseline, on %s",
                 s.campaign_id.c_str(), s.best_score, s.device.c_str());
   in.note = note;
-  // The plans the best's evaluation recorded, per workload.
+  in.device = s.device;
+  // The cuBLASLt plans (and library versions) the best's evaluation recorded, per workload.
   for (const auto& e : log) {
     if (e.payload.type != fb::Payload::CandidateEvaluated) continue;
     const auto* ev = e.payload.AsCandidateEvaluated();
     if (ev->candidate_hash != s.best_hash) continue;
     for (const auto& w : ev->workloads) {
       for (const auto& d : w->details) {
-        if (d->key == "plan") in.plans[w->workload] = d->value;
+        if (d->key == "plan") in.lt_records[w->workload].plan = d->value;
+        if (d->key == "library") in.lt_records[w->workload].library = d->value;
       }
     }
   }
-  auto files = format == "cuda" ? export_cuda(in) : export_sol_execbench(in);
+  auto files = format == "cuda"  ? export_cuda(in)
+               : format == "cpp" ? export_cpp(in)
+                                 : export_sol_execbench(in);
   if (!files) return files.status();
   std::error_code ec;
   fs::create_directories(out_dir, ec);

@@ -491,14 +491,14 @@ int main(int argc, char** argv) {
   add_sandbox_flag(check);
 
   auto* exp = app.add_subcommand("export",
-                                 "write a run's best implementation as CUDA or as a "
-                                 "SOL-ExecBench solution");
+                                 "write a run's best implementation as CUDA, as a "
+                                 "SOL-ExecBench solution or (host problems) as C++");
   std::string export_dir, export_format = "cuda", export_out;
   exp->add_option("run_dir", export_dir, "run directory")->required();
   exp->add_option("--format", export_format,
                   "cuda (NAME.h + NAME.cu) | sol-execbench "
-                  "(solution.json)")
-      ->check(CLI::IsMember({"cuda", "sol-execbench"}));
+                  "(solution.json) | cpp (host problems: NAME.h + NAME.cpp)")
+      ->check(CLI::IsMember({"cuda", "sol-execbench", "cpp"}));
   exp->add_option("-o,--output", export_out, "folder to write (default RUN_DIR/export/FORMAT)");
 
   auto* confirm = app.add_subcommand(

@@ -12,9 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "actors/view.h"
 #include "problem/problem.h"
-#include "storage/journal.h"
+#include "tests/replay/synthetic_run.h"
 #include "tests/scratch.h"
 
 namespace arc::replay {
@@ -38,73 +37,13 @@ std::string slurp(const fs::path& p) {
   return os.str();
 }
 
-// A GPU campaign's log: the problem's seed as baseline, then `best` KEPT with a higher score,
-// each evaluated on every workload (with a cuBLASLt plan recorded where `plans` names one).
+// A GPU campaign's log with `best` kept; `plans`: the cuBLASLt plan recorded per workload.
 fs::path gpu_run(const std::string& problem_dir, const problem::Candidate& best,
                  const std::map<std::string, std::string>& plans) {
-  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / problem_dir);
-  EXPECT_TRUE(problem.ok()) << problem.status().to_string();
-  const fs::path run = scratch("run-" + problem->name);
-  auto j = storage::Journal::open((run / "log").string(), {});
-  EXPECT_TRUE(j.ok()) << j.status().to_string();
-  auto& journal = *j.value();
-  EXPECT_TRUE(journal.set_campaign("exporttest").is_ok());
-  auto add = [&journal](const std::string& actor, auto payload) {
-    auto e = events::make_event(actor, std::move(payload));
-    auto seq = journal.append(e);
-    EXPECT_TRUE(seq.ok()) << seq.status().to_string();
-    return seq.ok() ? seq.value() : 0;
-  };
-  fb::CampaignStartedT s;
-  s.problem_name = problem->name;
-  s.problem_dir = problem->dir.string();
-  s.problem_hash = problem->hash;
-  s.kernel_type = problem->kernel_type;
-  s.mode = "lockstep";
-  s.device = "cuda: NVIDIA H200 (sm_90a)";
-  add(actors::kCampaignActor, s);
-  fb::AgentSpawnedT a;
-  a.agent = "tiler";
-  a.skill = "tiling";
-  a.backend = "builtin";
-  add(actors::kCampaignActor, a);
-  auto propose_and_keep = [&](const std::string& agent, const problem::Candidate& c, double score,
-                              const std::string& move) {
-    fb::CandidateProposedT p;
-    p.candidate_hash = c.hash();
-    p.agent = agent;
-    p.move = move;
-    p.canonical = c.canonical();
-    add(agent, p);
-    fb::CandidateEvaluatedT ev;
-    ev.candidate_hash = c.hash();
-    ev.evaluator = "cuda";
-    for (const auto& w : problem->workloads) {
-      auto we = std::make_unique<fb::WorkloadEvaluationT>();
-      we->workload = w.name;
-      we->status = fb::WorkloadStatus::OK;
-      we->median_ns = 1e5 / score;
-      if (auto it = plans.find(w.name); it != plans.end() && agent != actors::kCampaignActor) {
-        auto kv = std::make_unique<fb::KeyValueT>();
-        kv->key = "plan";
-        kv->value = it->second;
-        we->details.push_back(std::move(kv));
-      }
-      ev.workloads.push_back(std::move(we));
-    }
-    const uint64_t eval_seq = add(actors::kGuardActor, std::move(ev));
-    fb::DecisionT d;
-    d.candidate_hash = c.hash();
-    d.agent = agent;
-    d.verdict = fb::Verdict::KEEP;
-    d.score = score;
-    d.evaluation_seq = eval_seq;
-    for (size_t i = 0; i < problem->workloads.size(); ++i) d.speedups.push_back(score);
-    add(actors::kGuardActor, d);
-  };
-  propose_and_keep(actors::kCampaignActor, problem->seed, 1.0, actors::kBaselineMove);
-  propose_and_keep("tiler", best, 2.5, "shape_gate:1_gates");
-  return run;
+  testing::WorkloadDetails details;
+  for (const auto& [w, plan] : plans) details[w] = {{"plan", plan}};
+  return testing::synthetic_run(scratch("run-" + fs::path(problem_dir).filename().string()),
+                                problem_dir, best, details);
 }
 
 // Compiles (and links, with a caller) an exported .cu with nvcc; returns nvcc's output on
@@ -114,8 +53,10 @@ std::string nvcc_build(const fs::path& dir, const std::string& name, bool link_l
                                  << "int main() {\n  long long axes[" << name
                                  << "_NUM_AXES] = {0};\n  printf(\"%d %zu\\n\", " << name
                                  << "_variant_for(axes), " << name
-                                 << "_workspace_bytes(axes));\n  return " << name
-                                 << "_launch(0, 0, axes, 0, 0) == cudaSuccess ? 0 : 1;\n}\n";
+                                 << "_workspace_bytes(axes));\n  const int rc = " << name
+                                 << "_launch(0, 0, axes, 0, 0) == cudaSuccess ? 0 : 1;\n"
+                                 << "  printf(\"%s %s\\n\", " << name << "_plan(axes), " << name
+                                 << "_last_error());\n  return rc;\n}\n";
   const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + dir.string() + " " +
                           (dir / "main.cu").string() + " " + (dir / (name + ".cu")).string() +
                           " -o " + (dir / "a.out").string() + (link_lt ? " -lcublasLt" : "") +
@@ -257,23 +198,50 @@ TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
   problem::Variant tc;
   tc.family = "tensorcore";
   best.gates["m16_n4096_k4096"] = tc;
+  // A plan as cuda/cublaslt.cc describes it, with the algorithm's bytes and the library that
+  // measured it.
+  const std::string bytes =
+      "0000000000000042000000000000001f00000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000";
   const std::string plan =
       "algo 66, tile 128x256, stages 64x4, splitk 1, reduction none, swizzle 0, workspace 0, "
-      "waves 1.94, heuristic rank 1 of 8";
-  const fs::path run = gpu_run("problems/gpu/gemm_bf16", best, {{"m64_n4096_k4096", plan}});
+      "waves 1.94, heuristic rank 1 of 8, custom 2, inner 5, cluster 3, bytes " +
+      bytes;
+  testing::WorkloadDetails details;
+  details["m64_n4096_k4096"] = {{"library", "cuBLASLt 130100"}, {"plan", plan}};
+  const fs::path run =
+      testing::synthetic_run(scratch("run-gemm_bf16"), "problems/gpu/gemm_bf16", best, details);
   const fs::path out = scratch("cuda-gemm");
   auto written = export_run(run, "cuda", out);
   ASSERT_TRUE(written.ok()) << written.status().to_string();
   const std::string cu = slurp(out / "gemm_bf16.cu");
+  const std::string h = slurp(out / "gemm_bf16.h");
   EXPECT_NE(cu.find("#include <cublasLt.h>"), std::string::npos);
+  // The recorded algorithm: its configuration, the cuBLASLt version and its bytes.
   EXPECT_NE(cu.find("{64, 4096, 4096, 66, CUBLASLT_MATMUL_TILE_128x256, "
-                    "CUBLASLT_MATMUL_STAGES_64x4, 1, CUBLASLT_REDUCTION_SCHEME_NONE, 0, 1, "),
+                    "CUBLASLT_MATMUL_STAGES_64x4, 1, CUBLASLT_REDUCTION_SCHEME_NONE, 0, 2, 5, 3, "
+                    "130100ULL, {0x0000000000000042ULL, 0x000000000000001fULL, "
+                    "0x0000000000000000ULL, "),
             std::string::npos)
-      << cu.substr(cu.find("plans[]"), 600);
+      << cu.substr(cu.find("plans[]"), 900);
+  // The device that measured it: a device of another compute capability falls back.
+  EXPECT_NE(cu.find("constexpr int kRecordedSm = 90;"), std::string::npos);
   // A workload without a recorded plan falls back to the heuristic's rank HEUR.
-  EXPECT_NE(cu.find("{128, 8192, 8192, -1, 0, 0, 1, 0, 0, 1, "), std::string::npos);
+  EXPECT_NE(cu.find("{128, 8192, 8192, -1, 0, 0, 1, 0, 0, -1, -1, -1, 0ULL, "
+                    "{0x0000000000000000ULL, "),
+            std::string::npos);
+  EXPECT_NE(cu.find("}, 1, \"m128_n8192_k8192: not recorded\"},"), std::string::npos);
   EXPECT_NE(cu.find("axes[0] == 16LL && axes[1] == 4096LL && axes[2] == 4096LL) return 1;"),
             std::string::npos);
+  // The setup is cached per shape and device: the heuristic is called only in make_shape, which
+  // only shape_for calls when its cache misses; the hot path is one cublasLtMatmul.
+  EXPECT_NE(cu.find("std::map<Key, std::unique_ptr<Shape>> shapes;"), std::string::npos);
+  EXPECT_EQ(cu.find("cublasLtMatmulAlgoGetHeuristic", cu.find("static cudaError_t arc_lt_gemm(")),
+            std::string::npos);
+  for (const char* fn : {"const char* gemm_bf16_plan(const long long* axes);",
+                         "const char* gemm_bf16_last_error(void);"}) {
+    EXPECT_NE(h.find(fn), std::string::npos) << fn;
+  }
 
   auto sol = export_run(run, "sol-execbench", out / "sol");
   ASSERT_TRUE(sol.ok()) << sol.status().to_string();
