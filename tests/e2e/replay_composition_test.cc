@@ -224,6 +224,28 @@ TEST_F(Composition, ResampledComposedAnswersAreDeterministicAndDrawnFromTheRecor
   EXPECT_TRUE(differs);
 }
 
+TEST_F(Composition, TheCountsOfUnansweredCandidatesTellGatedOnesApart) {
+  const Candidate a = correct("online");
+  Variant outside{"online", {{"VEC", "3"}, {"UNROLL", "1"}}, ""};  // not in the space
+  Candidate gated;
+  gated.base = a.base;
+  gated.gates[problem_.workloads[0].name] = outside;
+  Candidate plain;
+  plain.base = outside;
+  auto replay = evaluator();
+  std::vector<events::Event> log;
+  for (const Candidate* c : std::vector<const Candidate*>{&a, &gated, &plain}) {
+    fb::CandidateProposedT p;
+    p.candidate_hash = c->hash();
+    p.canonical = c->canonical();
+    log.push_back(events::make_event("agent", std::move(p)));
+    log.push_back(events::make_event("guard", replay->evaluate({*c, c->hash(), 0, {}}, {})));
+  }
+  EXPECT_EQ(replay::count_unanswered(log), 2u);
+  EXPECT_EQ(replay::count_unanswered_gated(log), 1u);
+  EXPECT_EQ(replay->unanswered(), (std::vector<std::string>{gated.hash(), plain.hash()}));
+}
+
 // The full pipeline: a replayed campaign whose shape-gate agent composes per-workload bests.
 std::vector<events::Event> replayed_campaign(const std::string& name, uint64_t seed) {
   const fs::path file = fs::path(ARC_SOURCE_DIR) / "problems/host/softmax/campaign.toml";
