@@ -447,7 +447,7 @@ std::string throttle_markdown(const ThrottleSummary& t) {
        << " with NVML readings before and after the timed runs).\n";
   }
   if (t.unknown > 0) {
-    os << (t.throttled.empty() && t.unknown == t.verdicts ? "" : "\n") << "Whether the GPU "
+    os << (t.throttled.empty() && t.unknown == t.verdicts ? "" : "\n") << "Whether the device "
        << "throttled is unknown for " << t.unknown << " of " << t.verdicts
        << " workload measurements: " << t.unknown_why << ".\n";
   }

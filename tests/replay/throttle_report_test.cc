@@ -144,7 +144,7 @@ TEST(ThrottleReport, ThrottledMeasurementsAreListedAndTheHeadlineTimesMarked) {
   EXPECT_THAT(md, HasSubstr("| r64_c4096 | 1.0 us (throttled) | 500.0 ns |"));
   EXPECT_THAT(md, HasSubstr("| r256_c1024 | 1.0 us | 500.0 ns (throttled) |"));
   EXPECT_THAT(md, HasSubstr("| r2048_c128 | 1.0 us | 500.0 ns |"));
-  EXPECT_THAT(md, HasSubstr("Whether the GPU throttled is unknown for 1 of 12 workload "
+  EXPECT_THAT(md, HasSubstr("Whether the device throttled is unknown for 1 of 12 workload "
                             "measurements: no NVML readings."));
 
   const std::string table = to_table(s);
@@ -182,7 +182,7 @@ TEST(ThrottleReport, AHostRunSaysThrottlingIsUnknownAndWhy) {
   log.candidate(actors::kCampaignActor, "base", fb::Verdict::KEEP, 1.0, host);
   log.candidate("a1", "c1", fb::Verdict::KEEP, 2.0, host);
   const std::string md = report_markdown(summarize(log.events()));
-  EXPECT_THAT(md, HasSubstr("## Throttling\n\nWhether the GPU throttled is unknown for 8 of 8 "
+  EXPECT_THAT(md, HasSubstr("## Throttling\n\nWhether the device throttled is unknown for 8 of 8 "
                             "workload measurements: the host backend has no NVML.\n"));
   EXPECT_THAT(md, Not(HasSubstr("No workload measurement")));
 }
