@@ -155,11 +155,17 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   }
 
   const CampaignTable guard = r.table("guard", false);
-  r.known_fields(guard, {"margin", "sol_margin", "pairs", "pair_band", "pair_confidence"});
+  r.known_fields(
+      guard, {"margin", "sol_margin", "pairs", "pair_band", "pair_confidence", "pair_repetitions"});
   r.number(guard, "margin", c.margin, kMarginRange);
   r.integer(guard, "pairs", c.pairs, kPairsRange);
   r.number(guard, "pair_band", c.pair_band, kPairBandRange);
   r.number(guard, "pair_confidence", c.pair_confidence, kPairConfidenceRange);
+  if (guard.table != nullptr && guard.table->contains("pair_repetitions")) {
+    uint32_t n = 0;
+    r.integer(guard, "pair_repetitions", n, kRepetitionsRange);
+    c.pair_repetitions = n;
+  }
   if (guard.table != nullptr && guard.table->contains("sol_margin")) {
     double sol_margin = 1;
     r.number(guard, "sol_margin", sol_margin, kSolMarginRange);
@@ -235,6 +241,8 @@ std::string campaign_text(const CampaignConfig& c) {
      << (c.sol_margin ? "\nsol_margin = " + toml_number(*c.sol_margin) : std::string())
      << "\npairs = " << c.pairs << "\npair_band = " << toml_number(c.pair_band)
      << "\npair_confidence = " << toml_number(c.pair_confidence)
+     << (c.pair_repetitions ? "\npair_repetitions = " + std::to_string(*c.pair_repetitions)
+                            : std::string())
      << "\n\n[memory]\nwins = " << bound(c.wins_bound) << "\ntraps = " << bound(c.traps_bound)
      << "\n\n[plateau]\nwindow = " << c.plateau_window << "\ndrafting = " << flag(c.drafting)
      << "\nsibling_inspection = " << flag(c.sibling_inspection) << "\n";

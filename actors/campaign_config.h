@@ -31,7 +31,7 @@ inline constexpr NumberRange kMarginRange{0, 1, false, true};
 inline constexpr NumberRange kSolMarginRange{0, 1, true, false};
 inline constexpr IntegerRange kPairsRange{1, 1000, "unpaired decisions"};
 inline constexpr NumberRange kPairBandRange{0, 1, false, true};
-inline constexpr NumberRange kPairConfidenceRange{0.5, 1, false, true};
+inline constexpr NumberRange kPairConfidenceRange{0.5, 1, true, true};
 inline constexpr IntegerRange kMemoryBoundRange{1, 1 << 30};  // or "unbounded"
 inline constexpr IntegerRange kPlateauWindowRange{1, 1000000};
 // Backend sections ([llm], [exec]).
@@ -79,6 +79,9 @@ struct CampaignConfig {
   uint32_t pairs = 10;  // 0: decisions from the evaluation alone
   double pair_band = 0.05;
   double pair_confidence = 0.95;
+  // [guard] pair_repetitions: timed repetitions of each side of a pair; unset: [evaluation]
+  // repetitions. Its warm-up is [evaluation] warmup; one correctness round on the pair's inputs.
+  std::optional<uint32_t> pair_repetitions;
   uint32_t wins_bound = 16;        // 0 = unbounded
   uint32_t traps_bound = 16;       // 0 = unbounded
   uint32_t plateau_window = 8;     // per-agent: candidates without a KEEP before drafting

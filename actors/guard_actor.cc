@@ -137,6 +137,7 @@ fb::PairMeasuredT measure_next_pair(guard_actor self, CampaignContext* ctx,
   if (cand_error.empty() && inc_error.empty()) {
     eval::EvalSettings settings = ctx->config.evaluation;
     settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R rounds
+    settings.repetitions = ctx->config.pair_repetitions.value_or(settings.repetitions);
     pair = eval::measure_pair(*ctx->evaluator, {&cand, proposal.candidate_hash, cand_compiled},
                               {&inc, request.incumbent_hash, inc_compiled}, request.candidate_first,
                               input_seed, settings);

@@ -247,27 +247,75 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
 namespace {
 
 // The first side of a pair that was not OK, as "pair i: workload w: STATUS: error".
-std::string pair_failure(const fb::PairMeasuredT& pair, bool candidate_side) {
-  for (const auto& w : pair.workloads) {
-    const auto& side = candidate_side ? w->candidate : w->incumbent;
-    if (side == nullptr)
-      return "pair " + std::to_string(pair.index) + ": workload " + w->workload + ": no result";
+// The first side of a pair that was not OK, as "pair i: workload w: STATUS: error": a failed
+// or missing workload, or (candidate side) a median below the evaluation's SOL floor.
+// `floors`: the problem's workloads, each with sol_margin x its evaluated sol_ns.
+std::string pair_failure(const fb::PairMeasuredT& pair, bool candidate_side,
+                         const std::vector<std::pair<std::string, double>>& floors) {
+  const std::string at = "pair " + std::to_string(pair.index) + ": workload ";
+  for (const auto& [name, floor] : floors) {
+    const fb::PairSideT* side = nullptr;
+    for (const auto& w : pair.workloads) {
+      if (w->workload == name) side = (candidate_side ? w->candidate : w->incumbent).get();
+    }
+    if (side == nullptr) return at + name + ": no result";
     if (side->status != fb::WorkloadStatus::OK || !(side->median_ns > 0)) {
-      return "pair " + std::to_string(pair.index) + ": workload " + w->workload + ": " +
-             fb::EnumNameWorkloadStatus(side->status) +
+      return at + name + ": " + fb::EnumNameWorkloadStatus(side->status) +
              (side->error.empty() ? "" : ": " + side->error);
+    }
+    if (candidate_side && floor > 0 && side->median_ns < floor) {
+      std::ostringstream os;
+      os << at << name << ": IMPOSSIBLE: median " << side->median_ns
+         << " ns is below the SOL floor " << floor << " ns";
+      return os.str();
     }
   }
   return "";
 }
 
+// Pair i's ratio: the geometric mean over workloads of T_incumbent / T_candidate.
+// (pair_failure() has found every workload OK.)
+double pair_ratio(const fb::PairMeasuredT& pair,
+                  const std::vector<std::pair<std::string, double>>& floors) {
+  std::vector<double> per_workload;
+  for (const auto& [name, floor] : floors) {
+    for (const auto& w : pair.workloads) {
+      if (w->workload == name) {
+        per_workload.push_back(w->incumbent->median_ns / w->candidate->median_ns);
+        break;
+      }
+    }
+  }
+  return geomean(per_workload);
+}
+
+// How many of the pairs' ratios are at most 1 + margin: once `rank` are, the bound over all the
+// pairs (the rank-th smallest ratio) cannot exceed it.
+size_t ratios_at_most(const std::vector<double>& ratios, double margin) {
+  return static_cast<size_t>(std::count_if(ratios.begin(), ratios.end(),
+                                           [margin](double r) { return r <= 1.0 + margin; }));
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, double>> GuardCore::sol_floors(
+    const fb::CandidateEvaluatedT& evaluation) const {
+  std::vector<std::pair<std::string, double>> floors;
+  for (const auto& name : config_.workloads) {
+    double sol_ns = 0;
+    for (const auto& w : evaluation.workloads) {
+      if (w->workload == name) sol_ns = w->sol_ns;
+    }
+    floors.emplace_back(name, config_.sol_margin * sol_ns);
+  }
+  return floors;
+}
 
 std::optional<PairRequest> GuardCore::next_pair(const fb::CandidateProposedT& proposal,
                                                 const fb::CandidateEvaluatedT& evaluation,
                                                 uint64_t evaluation_seq) const {
   bool to_pair = false;
-  unpaired(proposal, evaluation, evaluation_seq, &to_pair);
+  const GuardOutcome out = unpaired(proposal, evaluation, evaluation_seq, &to_pair);
   if (!to_pair) return std::nullopt;
   PairRequest r;
   r.incumbent_hash = incumbent_hash(proposal.agent);
@@ -275,10 +323,19 @@ std::optional<PairRequest> GuardCore::next_pair(const fb::CandidateProposedT& pr
   const size_t have = logged == nullptr ? 0 : logged->size();
   if (have >= config_.pairs) return std::nullopt;
   // A failed pair decides at once: more pairs would not change a REJECT or a failed incumbent.
+  const auto floors = sol_floors(evaluation);
+  std::vector<double> ratios;
   for (size_t i = 0; i < have; ++i) {
-    if (!pair_failure((*logged)[i], true).empty() || !pair_failure((*logged)[i], false).empty()) {
+    if (!pair_failure((*logged)[i], true, floors).empty() ||
+        !pair_failure((*logged)[i], false, floors).empty()) {
       return std::nullopt;
     }
+    ratios.push_back(pair_ratio((*logged)[i], floors));
+  }
+  // Decided early: enough pairs at or below the margin that the bound cannot exceed it.
+  if (ratios_at_most(ratios, out.decision.margin) >=
+      sign_test_rank(config_.pairs, config_.pair_confidence)) {
+    return std::nullopt;
   }
   r.index = static_cast<uint32_t>(have);
   r.candidate_first = r.index % 2 == 1;
@@ -298,19 +355,20 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
   const auto* logged = logged_pairs(proposal.candidate_hash, d.incumbent_hash);
   const size_t have = logged == nullptr ? 0 : std::min<size_t>(logged->size(), config_.pairs);
   d.pairs = static_cast<uint32_t>(have);
+  const auto floors = sol_floors(evaluation);
   std::ostringstream os;
   os.precision(4);
   for (size_t i = 0; i < have; ++i) {
     const auto& pair = (*logged)[i];
     // The incumbent first: nothing a candidate does to the worker may turn into its KEEP, and
     // an incumbent that failed says nothing about the candidate.
-    if (std::string f = pair_failure(pair, false); !f.empty()) {
+    if (std::string f = pair_failure(pair, false, floors); !f.empty()) {
       d.verdict = fb::Verdict::REVERT;
       d.reason =
           "paired confirmation: the incumbent " + d.incumbent_hash.substr(0, 12) + " failed: " + f;
       return out;
     }
-    if (std::string f = pair_failure(pair, true); !f.empty()) {
+    if (std::string f = pair_failure(pair, true, floors); !f.empty()) {
       d.verdict = fb::Verdict::REJECT;
       d.reason = "paired confirmation against " + d.incumbent_hash.substr(0, 12) + ": " + f;
       fb::ConclusionRecordedT c;
@@ -324,23 +382,41 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
       return out;
     }
   }
-  if (have < config_.pairs) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < have; ++i) ratios.push_back(pair_ratio((*logged)[i], floors));
+  const size_t rank = sign_test_rank(config_.pairs, config_.pair_confidence);
+  const size_t low = ratios_at_most(ratios, d.margin);
+  if (have < config_.pairs && low < rank) {
     d.verdict = fb::Verdict::REVERT;
     os << "paired confirmation incomplete: " << have << " of " << config_.pairs << " pairs against "
        << d.incumbent_hash.substr(0, 12) << " logged";
     d.reason = os.str();
     return out;
   }
-  std::vector<double> ratios;
-  for (size_t i = 0; i < have; ++i) {
-    std::vector<double> per_workload;
-    for (const auto& w : (*logged)[i].workloads) {
-      per_workload.push_back(w->incumbent->median_ns / w->candidate->median_ns);
-    }
-    ratios.push_back(geomean(per_workload));
+  d.paired_ratio = median(ratios);
+  if (low >= rank) {
+    // Decided before (or with) the last pair: the rank-th smallest ratio is already at most
+    // 1 + margin, whatever the remaining pairs would show.
+    std::vector<double> sorted = ratios;
+    std::sort(sorted.begin(), sorted.end());
+    d.paired_bound = sorted[rank - 1];
+    d.paired_confidence =
+        median_lower_bound(std::vector<double>(config_.pairs, 0.0), config_.pair_confidence)
+            .confidence;
+    d.verdict = fb::Verdict::REVERT;
+    os << "paired against " << d.incumbent_hash.substr(0, 12) << ": " << low << " of " << have
+       << " pairs show a speedup of at most 1 + " << d.margin << " (median " << d.paired_ratio
+       << "), so the lower bound over " << config_.pairs << " pairs (the " << rank
+       << (rank == 1   ? "st"
+           : rank == 2 ? "nd"
+           : rank == 3 ? "rd"
+                       : "th")
+       << " smallest) cannot exceed it; unpaired score " << d.score << ", incumbent "
+       << d.incumbent_score;
+    d.reason = os.str();
+    return out;
   }
   const MedianBound b = median_lower_bound(ratios, config_.pair_confidence);
-  d.paired_ratio = median(ratios);
   d.paired_bound = b.bound;
   d.paired_confidence = b.confidence;
   const bool keep = b.bound > 1.0 + d.margin;

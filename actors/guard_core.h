@@ -116,6 +116,9 @@ class GuardCore {
   GuardOutcome unpaired(const fb::CandidateProposedT& proposal,
                         const fb::CandidateEvaluatedT& evaluation, uint64_t evaluation_seq,
                         bool* to_pair) const;
+  // The problem's workloads, each with sol_margin x the evaluation's sol_ns for it.
+  std::vector<std::pair<std::string, double>> sol_floors(
+      const fb::CandidateEvaluatedT& evaluation) const;
   const std::vector<fb::PairMeasuredT>* logged_pairs(const std::string& candidate,
                                                      const std::string& incumbent) const;
 

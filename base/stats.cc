@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace arc {
 
@@ -30,31 +31,37 @@ SampleStats summarize_samples(std::vector<double> samples) {
   return s;
 }
 
-MedianBound median_lower_bound(std::vector<double> samples, double confidence) {
-  MedianBound b;
-  const size_t n = samples.size();
-  if (n == 0) return b;
-  std::sort(samples.begin(), samples.end());
-  // cdf[j] = P(X <= j) for X ~ Binomial(n, 1/2), in log space so large n cannot overflow.
+namespace {
+
+// {k, P(Binomial(n, 1/2) <= k - 1)} for the largest k whose tail stays within 1 - confidence
+// (k = 1 with P(X = 0) when none does).
+std::pair<size_t, double> sign_test(size_t n, double confidence) {
   const double alpha = 1.0 - confidence;
-  double cdf = 0;
-  size_t k = n;  // every count's tail within alpha (a confidence near 0): the largest
+  double cdf = 0;  // P(X <= j - 1)
   for (size_t j = 0; j < n; ++j) {
+    // Binomial terms in log space, so that large n cannot overflow.
     const double log_pmf =
         std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(j) + 1) -
         std::lgamma(static_cast<double>(n - j) + 1) - static_cast<double>(n) * std::log(2.0);
     const double next = cdf + std::exp(log_pmf);
-    if (next > alpha) {
-      // k - 1 = j - 1 is the last count whose tail stays within alpha.
-      k = std::max<size_t>(j, 1);
-      if (j == 0) cdf = next;  // not even the smallest reaches the confidence
-      break;
-    }
+    if (next > alpha) return j == 0 ? std::pair<size_t, double>{1, next} : std::pair{j, cdf};
     cdf = next;
   }
+  return {std::max<size_t>(n, 1), cdf};
+}
+
+}  // namespace
+
+size_t sign_test_rank(size_t n, double confidence) { return sign_test(n, confidence).first; }
+
+MedianBound median_lower_bound(std::vector<double> samples, double confidence) {
+  MedianBound b;
+  if (samples.empty()) return b;
+  std::sort(samples.begin(), samples.end());
+  const auto [k, tail] = sign_test(samples.size(), confidence);
   b.rank = k;
   b.bound = samples[k - 1];
-  b.confidence = 1.0 - cdf;
+  b.confidence = 1.0 - tail;
   return b;
 }
 

@@ -31,5 +31,7 @@ struct MedianBound {
   size_t rank = 0;        // k, 1-based
 };
 MedianBound median_lower_bound(std::vector<double> samples, double confidence);
+// The rank k median_lower_bound() uses for n samples (1 for n = 0).
+size_t sign_test_rank(size_t n, double confidence);
 
 }  // namespace arc

@@ -14,6 +14,7 @@ std::unique_ptr<fb::PairSideT> side_of(const fb::WorkloadEvaluationT& w) {
   s->median_ns = w.median_ns;
   s->spread = w.spread;
   s->method = w.method;
+  for (const auto& d : w.details) s->details.push_back(std::make_unique<fb::KeyValueT>(*d));
   return s;
 }
 

@@ -71,6 +71,34 @@ Result<std::shared_ptr<const ReplayRecords>> ReplayRecords::load(
           r->evaluations.emplace(p->candidate_hash, *p);
           break;
         }
+        case fb::Payload::PairMeasured: {
+          const auto* p = e.payload.AsPairMeasured();
+          for (const bool candidate_side : {true, false}) {
+            fb::CandidateEvaluatedT side;
+            side.candidate_hash = candidate_side ? p->candidate_hash : p->incumbent_hash;
+            side.input_seed = p->input_seed;
+            side.evaluator = "replay";
+            for (const auto& w : p->workloads) {
+              const auto& s = candidate_side ? w->candidate : w->incumbent;
+              if (!s) continue;
+              auto we = std::make_unique<fb::WorkloadEvaluationT>();
+              we->workload = w->workload;
+              we->status = s->status;
+              we->error = s->error;
+              we->samples_ns = s->samples_ns;
+              we->median_ns = s->median_ns;
+              we->spread = s->spread;
+              we->method = s->method;
+              for (const auto& d : s->details) {
+                we->details.push_back(std::make_unique<fb::KeyValueT>(*d));
+              }
+              side.workloads.push_back(std::move(we));
+            }
+            r->pair_sides.emplace(std::make_pair(side.candidate_hash, p->input_seed),
+                                  std::move(side));
+          }
+          break;
+        }
         default:
           break;
       }
@@ -114,7 +142,10 @@ fb::CandidateEvaluatedT ReplayEvaluator::evaluate(const EvalRequest& request,
                                                   const fb::CompileFinishedT&) {
   const auto& evaluations = records_->evaluations;
   fb::CandidateEvaluatedT e;
-  if (auto it = evaluations.find(request.candidate_hash); it != evaluations.end()) {
+  if (auto side = records_->pair_sides.find({request.candidate_hash, request.input_seed});
+      side != records_->pair_sides.end()) {
+    e = side->second;  // a side of a logged pair, asked for again with the pair's inputs
+  } else if (auto it = evaluations.find(request.candidate_hash); it != evaluations.end()) {
     e = it->second;
   } else {
     e = compose_evaluation(*records_, request.candidate, request.candidate_hash, workloads_);

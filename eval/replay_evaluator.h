@@ -28,6 +28,9 @@ struct ReplayRecords {
   std::optional<fb::PeaksMeasuredT> peaks;
   std::map<std::string, fb::CompileFinishedT> compiles;        // by candidate hash
   std::map<std::string, fb::CandidateEvaluatedT> evaluations;  // by candidate hash
+  // Each side of every logged pair (PairMeasured) as an evaluation, by candidate hash and the
+  // pair's input seed: a replayed campaign that asks for the same pair gets what was measured.
+  std::map<std::pair<std::string, uint64_t>, fb::CandidateEvaluatedT> pair_sides;
   // Where each variant was measured and compiled (from the logs' CandidateProposed).
   VariantIndex variants;
 

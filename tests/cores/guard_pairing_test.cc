@@ -128,10 +128,16 @@ TEST_F(GuardPairingTest, AnUnpairedGainThatThePairsDoNotShowIsReverted) {
   auto p = proposal("a1", variant("16"), "knob:TILE_M=16");
   auto ev = evaluation(p.candidate_hash, {900, 7200});
   const uint64_t seq = evaluate(p, ev);
-  run_pairs(p, ev, seq, [](uint32_t i) { return 1000 * (1 + 0.004 * ((i % 3) - 1.0)); });
+  // Two pairs at or below 1 + margin decide it: the bound over 10 pairs is the 2nd smallest.
+  EXPECT_EQ(run_pairs(p, ev, seq, [](uint32_t i) { return 1000 * (1 + 0.004 * ((i % 3) - 1.0)); }),
+            2u);
   auto out = core_->decide(p, ev, seq);
   EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT);
-  EXPECT_NE(out.decision.reason.find("<= 1 + 0.02"), std::string::npos) << out.decision.reason;
+  EXPECT_EQ(out.decision.pairs, 2u);
+  EXPECT_NE(out.decision.reason.find("2 of 2 pairs show a speedup of at most 1 + 0.02"),
+            std::string::npos)
+      << out.decision.reason;
+  EXPECT_LE(out.decision.paired_bound, 1.02);
   EXPECT_FALSE(out.conclusion.has_value());
 }
 
@@ -145,7 +151,9 @@ TEST_F(GuardPairingTest, OnePairBelowTheMarginDoesNotSinkAClearGainButTwoDo) {
   auto q = proposal("a2", variant("32"), "knob:TILE_M=32");
   auto ev2 = evaluation(q.candidate_hash, {900, 7200});
   const uint64_t seq2 = evaluate(q, ev2);
-  run_pairs(q, ev2, seq2, [](uint32_t i) { return i == 3 || i == 8 ? 1000.0 : 1000 / 1.05; });
+  EXPECT_EQ(
+      run_pairs(q, ev2, seq2, [](uint32_t i) { return i == 3 || i == 8 ? 1000.0 : 1000 / 1.05; }),
+      9u);  // decided at the second pair at or below the margin
   EXPECT_EQ(core_->decide(q, ev2, seq2).decision.verdict, fb::Verdict::REVERT);
 }
 
@@ -189,6 +197,28 @@ TEST_F(GuardPairingTest, ACandidateFailingInAPairIsRejectedWithATrapAndNoMorePai
       << out.decision.reason;
   ASSERT_TRUE(out.conclusion.has_value());
   EXPECT_EQ(out.conclusion->kind, fb::ConclusionKind::TRAP);
+}
+
+TEST_F(GuardPairingTest, APairBelowTheSolFloorOrMissingAWorkloadIsTheCandidatesFailure) {
+  auto p = proposal("a1", variant("16"), "knob:TILE_M=16");
+  auto ev = evaluation(p.candidate_hash, {500, 4000});  // sol_ns = 1 ns per workload
+  const uint64_t seq = evaluate(p, ev);
+  apply(log_.add(kGuardActor, pair(p, baseline_, 0, 0.5, 1000, seq)));  // 0.5 ns < 1 ns
+  auto out = core_->decide(p, ev, seq);
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::REJECT);
+  EXPECT_NE(out.decision.reason.find("pair 0: workload small: IMPOSSIBLE"), std::string::npos)
+      << out.decision.reason;
+
+  auto q = proposal("a2", variant("32"), "knob:TILE_M=32");
+  auto ev2 = evaluation(q.candidate_hash, {500, 4000});
+  const uint64_t seq2 = evaluate(q, ev2);
+  auto m = pair(q, baseline_, 0, 500, 1000, seq2);
+  m.workloads.pop_back();  // no "large"
+  apply(log_.add(kGuardActor, m));
+  out = core_->decide(q, ev2, seq2);
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT);  // the incumbent side is missing first
+  EXPECT_NE(out.decision.reason.find("pair 0: workload large: no result"), std::string::npos)
+      << out.decision.reason;
 }
 
 TEST_F(GuardPairingTest, AnIncumbentFailingInAPairIsARevertThatNamesIt) {

@@ -162,9 +162,14 @@ TEST(CrashResume, TwentyKillsLoseNothingAndEndLikeAnUninterruptedRun) {
   ASSERT_TRUE(log.ok()) << log.status().to_string();
   auto v = replay::verify_events(log.value());
   EXPECT_TRUE(v.ok) << "divergence at seq " << v.divergence_seq << ": " << v.message;
-  // Nothing evaluated twice, no proposal logged twice.
-  std::map<std::string, int> evaluated, proposed;
+  // Nothing evaluated twice, no proposal logged twice, no pair of a paired decision measured
+  // twice.
+  std::map<std::string, int> evaluated, proposed, paired;
   for (const auto& e : log.value()) {
+    if (e.payload.type == fb::Payload::PairMeasured) {
+      const auto* p = e.payload.AsPairMeasured();
+      EXPECT_EQ(++paired[p->candidate_hash + p->incumbent_hash + std::to_string(p->index)], 1);
+    }
     if (e.payload.type == fb::Payload::CandidateEvaluated) {
       EXPECT_EQ(++evaluated[e.payload.AsCandidateEvaluated()->candidate_hash], 1);
     }
@@ -179,7 +184,9 @@ TEST(CrashResume, TwentyKillsLoseNothingAndEndLikeAnUninterruptedRun) {
   EXPECT_EQ(a.candidates, b.candidates);
   EXPECT_EQ(a.best_hash, b.best_hash);
   EXPECT_DOUBLE_EQ(a.best_score, b.best_score);
-  std::printf("crash/resume: %d kills survived, %zu events, %llu re-derived\n", kills, log->size(),
+  EXPECT_GT(paired.size(), 0u);
+  std::printf("crash/resume: %d kills survived, %zu events, %zu pairs, %llu re-derived\n", kills,
+              log->size(), paired.size(),
               static_cast<unsigned long long>(v.proposals + v.decisions));
 }
 

@@ -149,6 +149,9 @@ TEST(PrinterTest, TextOfEveryPayloadType) {
        {"backend=llm", "model=some-model", "tokens_in=1200", "prompt=555555555555 "}},
       {fb::Payload::CampaignStopped, {"reason=budget", "best=777777777777 ", "best_score=3.25"}},
       {fb::Payload::PeaksMeasured, {"device=\"NVIDIA H200\"", "bandwidth_bytes_per_s=4.27e+12"}},
+      {fb::Payload::PairMeasured,
+       {"incumbent=888888888888 ", "pair=3", "order=candidate-first",
+        "w.m4096=OK:1000ns/OK:1040ns"}},
   };
   ASSERT_EQ(expect.size(), all_payload_types().size());
   for (auto t : all_payload_types()) {

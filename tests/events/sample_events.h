@@ -125,6 +125,11 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.speedups = {1.2, 1.3};
       p.sol_scores = {0.6, 0.7};
       p.evaluation_seq = 17;
+      p.incumbent_hash = hex_hash('8');
+      p.pairs = 10;
+      p.paired_ratio = 1.04;
+      p.paired_bound = 1.01;
+      p.paired_confidence = 0.989;
       return make_event("guard", std::move(p));
     }
     case fb::Payload::ConclusionRecorded: {
@@ -191,6 +196,32 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.bandwidth_bytes_per_s = 4.27e12;
       p.flops_per_s = 7.0e14;
       p.method = "copy+gemm";
+      return make_event("guard", std::move(p));
+    }
+    case fb::Payload::PairMeasured: {
+      fb::PairMeasuredT p;
+      p.candidate_hash = hex_hash('2');
+      p.agent = agent;
+      p.incumbent_hash = hex_hash('8');
+      p.index = 3;
+      p.candidate_first = true;
+      p.input_seed = 424242;
+      p.evaluation_seq = 17;
+      auto w = std::make_unique<fb::PairWorkloadT>();
+      w->workload = "m4096";
+      for (auto* side : {&w->candidate, &w->incumbent}) {
+        *side = std::make_unique<fb::PairSideT>();
+        (*side)->status = fb::WorkloadStatus::OK;
+        (*side)->error = "none";
+        (*side)->samples_ns = {1000, 1010, 990};
+        (*side)->median_ns = side == &w->candidate ? 1000 : 1040;
+        (*side)->spread = 0.02;
+        (*side)->method = "cuda_events";
+        (*side)->details.push_back(kv("throttled", "no"));
+      }
+      p.workloads.push_back(std::move(w));
+      p.clocks.push_back(kv("sm_mhz", "1980"));
+      p.worker_restarts = 1;
       return make_event("guard", std::move(p));
     }
     case fb::Payload::NONE:
