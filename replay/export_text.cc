@@ -100,7 +100,8 @@ std::set<std::string> hoisted_includes(const std::string& source,
 std::string variant_for_function(const problem::Problem& p, const ExportVariants& v,
                                  const std::string& name) {
   std::ostringstream out;
-  out << "extern \"C\" int " << name << "_variant_for(const long long* axes) {\n";
+  out << "extern \"C\" int " << name
+      << "_variant_for([[maybe_unused]] const long long* axes) {\n";
   for (const auto& w : p.workloads) {
     const size_t vi = v.variant_of.at(w.name);
     if (vi == 0) continue;

@@ -277,10 +277,12 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   }
 
   // The host launcher.
-  cu << "namespace {\ninline double arc_cdiv(double a, double b) { return ceil(a / b); }\n"
-        "inline double arc_min(double a, double b) { return a < b ? a : b; }\n"
-        "inline double arc_max(double a, double b) { return a > b ? a : b; }\n"
-        "inline unsigned arc_dim(double v) { return static_cast<unsigned>(llround(v)); }\n"
+  cu << "namespace {\n[[maybe_unused]] inline double arc_cdiv(double a, double b) { return "
+        "ceil(a / b); }\n"
+        "[[maybe_unused]] inline double arc_min(double a, double b) { return a < b ? a : b; }\n"
+        "[[maybe_unused]] inline double arc_max(double a, double b) { return a > b ? a : b; }\n"
+        "[[maybe_unused]] inline unsigned arc_dim(double v) { return "
+        "static_cast<unsigned>(llround(v)); }\n"
         "}  // namespace\n\n";
   cu << variant_for_function(p, ev, name);
 
