@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <rocksdb/db.h>
 #include <sys/wait.h>
 
 #include "actors/campaign_runner.h"
@@ -420,16 +421,14 @@ void copy_prefix(const Ran& from, const fs::path& to, uint64_t keep) {
   ASSERT_TRUE(dst.ok()) << dst.status().to_string();
   ASSERT_TRUE(dst.value()->set_campaign(src.value()->campaign()).is_ok());
   std::vector<events::Event> prefix(from.log.begin(), from.log.begin() + static_cast<long>(keep));
-  for (const auto& e : prefix) {
-    if (e.payload.type != fb::Payload::AgentExchange) continue;
-    for (const auto& ref :
-         {e.payload.AsAgentExchange()->prompt_ref, e.payload.AsAgentExchange()->response_ref}) {
-      if (ref.empty()) continue;
-      auto blob = src.value()->get_artifact(ref);
-      ASSERT_TRUE(blob.ok());
-      ASSERT_TRUE(dst.value()->put_artifact(blob.value()).ok());
-    }
+  // Every artifact, as a run killed there leaves them: the exchanges' prompts and replies, and
+  // the run's inputs (actors/run_inputs.h).
+  std::unique_ptr<rocksdb::Iterator> it(src.value()->raw_db_for_testing()->NewIterator(
+      rocksdb::ReadOptions(), src.value()->artifacts_cf_for_testing()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ASSERT_TRUE(dst.value()->put_artifact(it->value().ToString()).ok());
   }
+  ASSERT_TRUE(it->status().ok());
   ASSERT_TRUE(dst.value()->append_all(prefix).ok());
 }
 
