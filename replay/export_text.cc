@@ -22,18 +22,18 @@ ExportVariants distinct_variants(const problem::Problem& p, const problem::Candi
 }
 
 bool is_include(const std::string& line) {
-  static const std::regex inc(R"(^\s*#\s*include\b)");
-  return std::regex_search(line, inc);
+  static const std::regex kInclude(R"(^\s*#\s*include\b)");
+  return std::regex_search(line, kInclude);
 }
 
 std::set<std::string> defined_macros(const std::string& src) {
-  static const std::regex def(R"(^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*))");
+  static const std::regex kDefine(R"(^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*))");
   std::set<std::string> out;
   std::istringstream in(src);
   std::string line;
   while (std::getline(in, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, def)) out.insert(m[1]);
+    if (std::regex_search(line, m, kDefine)) out.insert(m[1]);
   }
   return out;
 }
@@ -100,8 +100,7 @@ std::set<std::string> hoisted_includes(const std::string& source,
 std::string variant_for_function(const problem::Problem& p, const ExportVariants& v,
                                  const std::string& name) {
   std::ostringstream out;
-  out << "extern \"C\" int " << name
-      << "_variant_for([[maybe_unused]] const long long* axes) {\n";
+  out << "extern \"C\" int " << name << "_variant_for([[maybe_unused]] const long long* axes) {\n";
   for (const auto& w : p.workloads) {
     const size_t vi = v.variant_of.at(w.name);
     if (vi == 0) continue;

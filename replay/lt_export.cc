@@ -337,9 +337,9 @@ LtPlanRow parse_lt_plan(const LtRecord& rec) {
   LtPlanRow r;
   const std::string& d = rec.plan;
   std::smatch m;
-  static const std::regex re(
+  static const std::regex kConfig(
       R"(algo (-?\d+), tile ([0-9x#a-z]+), stages ([0-9x#a-z]+), splitk (-?\d+), reduction ([a-z?]+), swizzle (\d+))");
-  if (!std::regex_search(d, m, re)) return r;
+  if (!std::regex_search(d, m, kConfig)) return r;
   r.algo = std::stoi(m[1]);
   r.tile = enum_of(m[2], "CUBLASLT_MATMUL_TILE_");
   r.stages = enum_of(m[3], "CUBLASLT_MATMUL_STAGES_");
@@ -350,27 +350,27 @@ LtPlanRow parse_lt_plan(const LtRecord& rec) {
                 : red == "output"  ? "CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE"
                                    : "CUBLASLT_REDUCTION_SCHEME_NONE";
   r.swizzle = std::stoi(m[6]);
-  static const std::regex extra(R"(custom (\d+), inner (\d+), cluster (\d+))");
-  if (std::regex_search(d, m, extra)) {
+  static const std::regex kShapes(R"(custom (\d+), inner (\d+), cluster (\d+))");
+  if (std::regex_search(d, m, kShapes)) {
     r.custom = std::stoi(m[1]);
     r.inner = std::stoi(m[2]);
     r.cluster = std::stoi(m[3]);
   }
-  static const std::regex bytes(R"(bytes ([0-9a-f]{128})\b)");
-  if (std::regex_search(d, m, bytes)) {
+  static const std::regex kBytes(R"(bytes ([0-9a-f]{128})\b)");
+  if (std::regex_search(d, m, kBytes)) {
     const std::string hex = m[1];
     for (size_t i = 0; i < 8; ++i)
       r.bytes.push_back(std::stoull(hex.substr(16 * i, 16), nullptr, 16));
   }
-  static const std::regex version(R"(cuBLASLt (\d+))");
-  if (std::regex_search(rec.library, m, version)) r.lt_version = std::stoull(m[1]);
+  static const std::regex kVersion(R"(cuBLASLt (\d+))");
+  if (std::regex_search(rec.library, m, kVersion)) r.lt_version = std::stoull(m[1]);
   return r;
 }
 
 int recorded_sm(const std::string& device) {
-  static const std::regex sm(R"(\bsm_(\d+))");
+  static const std::regex kSm(R"(\bsm_(\d+))");
   std::smatch m;
-  return std::regex_search(device, m, sm) ? std::stoi(m[1]) : 0;
+  return std::regex_search(device, m, kSm) ? std::stoi(m[1]) : 0;
 }
 
 std::vector<std::string> lt_runtime_includes() {
