@@ -13,7 +13,8 @@ bash "$root/tools/build.sh" >/dev/null
 command -v patchelf >/dev/null || { sudo -n apt-get install -y -q patchelf >/dev/null 2>&1 || apt-get install -y -q patchelf >/dev/null; }
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-bins=(tools/arcd tools/arc-eval tools/arc-replay tools/arc-bench tests/cuda_test tests/replay_test)
+bins=(tools/arcd tools/arc-eval tools/arc-replay tools/arc-bench tests/cuda_test tests/replay_test
+      tests/e2e_test)
 for b in "${bins[@]}"; do
   [ -x "$build/$b" ] || continue
   cp "$build/$b" "$out/bin/"
