@@ -9,6 +9,7 @@
 #include "actors/campaign_config.h"
 #include "actors/check.h"
 #include "base/stats.h"
+#include "eval/pair.h"
 #include "eval/worker.h"
 #include "problem/problem.h"
 #include "replay/reconstruct.h"
@@ -106,22 +107,25 @@ Result<Confirmation> confirm_run(const fs::path& run_dir, const ConfirmOptions& 
     const uint64_t input_seed = eval::derive_seed(s.seed, 0xC0FF1A, r);
     std::vector<double> medians[2] = {std::vector<double>(c.workloads.size(), 0.0),
                                       std::vector<double>(c.workloads.size(), 0.0)};
-    for (int k = 0; k < 2; ++k) {
-      const int side = (r % 2 == 0) ? k : 1 - k;
-      eval::EvalRequest req{*sides[side].candidate, sides[side].hash, input_seed,
-                            config.evaluation};
-      fb::CandidateEvaluatedT result = ev.evaluate(req, sides[side].compiled);
-      for (const auto& wr : result.workloads) {
-        for (size_t i = 0; i < c.workloads.size(); ++i) {
-          WorkloadConfirmation& wc = c.workloads[i];
-          if (wr->workload != wc.workload) continue;
-          if (wr->status != fb::WorkloadStatus::OK) {
+    // The best is the pair's candidate, the baseline its incumbent (eval/pair.h).
+    const fb::PairMeasuredT pair =
+        eval::measure_pair(ev, {sides[1].candidate, sides[1].hash, &sides[1].compiled},
+                           {sides[0].candidate, sides[0].hash, &sides[0].compiled}, r % 2 == 1,
+                           input_seed, config.evaluation);
+    for (const auto& pw : pair.workloads) {
+      for (size_t i = 0; i < c.workloads.size(); ++i) {
+        WorkloadConfirmation& wc = c.workloads[i];
+        if (pw->workload != wc.workload) continue;
+        const fb::PairSideT* by_side[2] = {pw->incumbent.get(), pw->candidate.get()};
+        for (int side = 0; side < 2; ++side) {
+          const fb::PairSideT& ps = *by_side[side];
+          if (ps.status != fb::WorkloadStatus::OK) {
             if (wc.status == "OK") {
-              wc.status = fb::EnumNameWorkloadStatus(wr->status);
-              wc.error = std::string(side == 0 ? "baseline" : "best") + ": " + wr->error;
+              wc.status = fb::EnumNameWorkloadStatus(ps.status);
+              wc.error = std::string(side == 0 ? "baseline" : "best") + ": " + ps.error;
             }
           } else {
-            medians[side][i] = wr->median_ns;
+            medians[side][i] = ps.median_ns;
           }
         }
       }
