@@ -24,12 +24,7 @@ using ::testing::HasSubstr;
 
 const fs::path kSource = ARC_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 // A source tree of its own: the shipped host softmax problem including ../common/portable.h,
 // two shipped skills, and a campaign naming both; stored into a log at `log`.

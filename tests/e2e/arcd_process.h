@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/scratch.h"
+
 namespace arc::testing {
 
 inline const std::filesystem::path kArcd = std::filesystem::path(ARC_BINARY_DIR) / "tools" / "arcd";
@@ -25,13 +27,6 @@ struct ProcessResult {
   std::string out;
   std::string err;
 };
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // `file_size_limit` 0: no limit.
 inline ProcessResult run_process(const std::vector<std::string>& args, rlim_t file_size_limit = 0) {

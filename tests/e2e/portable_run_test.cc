@@ -37,12 +37,7 @@ const fs::path kMeasurements = kSource / "tests/data/sweeps/host-softmax";
 
 fs::path scratch(const std::string& name) { return testing::scratch_path("portable", name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 // A source tree of its own under `src`: the shipped host softmax problem (with `shared`, also
 // an include folder above it, ../common), the shipped skills, and a cheap campaign naming them.

@@ -8,18 +8,14 @@
 
 #include "gtest/gtest.h"
 #include "problem/problem.h"
+#include "tests/scratch.h"
 
 namespace arc::problem {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using testing::slurp;
 
 TEST(WorkedExample, DocBlocksAreTheShippedFilesAndTheProblemLoads) {
   const fs::path root = ARC_SOURCE_DIR;

@@ -35,12 +35,7 @@ fs::path nvcc() {
   return env != nullptr && *env != '\0' ? fs::path(env) : fs::path("/usr/local/cuda/bin/nvcc");
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using testing::slurp;
 
 // The plans the CUDA evaluator records for a cuBLASLt family's default knobs, on device 0.
 struct Recorder {

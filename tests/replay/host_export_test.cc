@@ -27,12 +27,7 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using testing::slurp;
 
 // Runs a shell command, its output into `log`; true when it exits 0.
 bool sh(const std::string& cmd, const fs::path& log) {

@@ -30,12 +30,7 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using testing::slurp;
 
 // A GPU campaign's log with `best` kept; `plans`: the cuBLASLt plan recorded per workload.
 fs::path gpu_run(const std::string& problem_dir, const problem::Candidate& best,
