@@ -21,7 +21,7 @@ cmake -S "$root" -B "$build" -G Ninja -DARC_SANITIZE=address,undefined \
 ninja -C "$build" -j"$(nproc)"
 
 slow='HostCampaign|FamiliesMatchReference|Lockstep\.|Async\.|HostEvaluatorShipped|CrashResume'
-slow+='|Hostile\.|Cli\.RunJson|Shells\.WholeCampaign|ShippedGpuFamilies'
+slow+='|Hostile\.|Cli\.RunJson|Shells\.WholeCampaign|ShippedGpuFamilies|GuardPower\.HostAa'
 logs="$build/sanitizer-logs"
 rm -rf "$logs"
 mkdir -p "$logs"
