@@ -171,7 +171,7 @@ fb::PairMeasuredT measure_next_pair(guard_actor self, CampaignContext* ctx,
 
 // Measures the pairs the decision still needs, one logged event each (a resumed campaign goes
 // on from the last logged pair), then decides.
-void settle(guard_actor self, CampaignContext* ctx, fb::CandidateEvaluatedT evaluation,
+void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
             uint64_t eval_seq) {
   auto& st = self->state;
   const auto& proposal = st.queue.front().sub.proposal;
