@@ -1,11 +1,21 @@
 #include "eval/variant_index.h"
 
+#include <string_view>
+
 namespace arc::eval {
 namespace {
 
-bool measures(fb::WorkloadStatus s) {
-  return s != fb::WorkloadStatus::COMPILE_ERROR && s != fb::WorkloadStatus::NOT_RUN &&
-         s != fb::WorkloadStatus::UNANSWERED;
+// How the host and CUDA devices begin the error of a workload whose reference failed (a fault
+// of the harness, e.g. a reference launch refused by the driver), whatever the status.
+constexpr std::string_view kReferenceFault = "the reference (not the candidate)";
+
+bool measures(const fb::WorkloadEvaluationT& w) {
+  const fb::WorkloadStatus s = w.status;
+  if (s == fb::WorkloadStatus::COMPILE_ERROR || s == fb::WorkloadStatus::NOT_RUN ||
+      s == fb::WorkloadStatus::UNANSWERED) {
+    return false;
+  }
+  return w.error.compare(0, kReferenceFault.size(), kReferenceFault) != 0;
 }
 
 // Keeps the preferred of two sources: ungated first, then the smaller hash.
@@ -42,7 +52,7 @@ VariantIndex VariantIndex::build(
     const bool gated = !c->second.gates.empty();
     for (size_t i = 0; i < evaluation.workloads.size(); ++i) {
       const auto& w = evaluation.workloads[i];
-      if (w == nullptr || !measures(w->status)) continue;
+      if (w == nullptr || !measures(*w)) continue;
       offer(index.measured_, slot(c->second.variant_for(w->workload).key(), w->workload),
             {hash, i, gated});
     }

@@ -8,7 +8,9 @@
 // when its status says something about that variant there: OK, WRONG_RESULT, CRASH, TIMEOUT,
 // OUT_OF_MEMORY, IMPOSSIBLE, STALE_OUTPUT or LOAD_ERROR. COMPILE_ERROR (the candidate's build
 // failed, maybe in another variant), NOT_RUN (an earlier workload failed) and UNANSWERED (a
-// replay had no record) measure nothing.
+// replay had no record) measure nothing; nor does a failure of the reference rather than the
+// candidate (its error begins "the reference (not the candidate)": a fault of the harness, say
+// a reference launch the driver refused, that says nothing about the variant).
 //
 // Of several recorded candidates that measured (or compiled) one variant, the index keeps one:
 // a candidate without gates (a sweep's point) before a gated one, then the smallest hash. The
