@@ -560,6 +560,8 @@ class CudaDevice : public Device {
 
   void load_request(const json& request, const EvaluateSettings& settings) override {
     req_ = cuda_worker::parse_request(request, settings);
+    // Long campaigns: keep the loaded cubins bounded, before this request binds any of them.
+    sess_.release_modules(256);
     if (cuda::ActivityTracer* tracer = sess_.tracer()) {
       // timing = "cuda_events" keeps CUPTI's kernel instrumentation out of the measurement.
       Status st = tracer->set_enabled(req_.timing != "cuda_events");

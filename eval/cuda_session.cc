@@ -161,8 +161,14 @@ Result<const cuda::Module*> CudaSession::module(const std::string& path, const s
   if (!image) return image.status();
   auto m = cuda::Module::load(*image, what);
   if (!m) return m.status();
-  if (modules_.size() > 256) modules_.clear();  // long campaigns: keep the set bounded
   return modules_.emplace(path, std::move(*m)).first->second.get();
+}
+
+void CudaSession::release_modules(size_t bound) {
+  // Not in module(): a request binds the reference and then the candidate, and clearing there
+  // unloaded the reference's module under its live CUfunction (CUDA_ERROR_INVALID_HANDLE at
+  // the reference's launch, every 257th cubin of a sweep).
+  if (modules_.size() > bound) modules_.clear();
 }
 
 Result<std::vector<CUfunction>> CudaSession::functions(const std::string& path,

@@ -60,8 +60,13 @@ class CudaSession {
   // One element, as a double, for messages.
   double element(CUdeviceptr p, int dtype, uint64_t i) const;
 
+  // The kernels of a cubin, its module loaded once and kept: the functions stay valid until
+  // release_modules(), which only a new request may call.
   Result<std::vector<CUfunction>> functions(const std::string& path, const std::string& what,
                                             const std::vector<LaunchDesc>& launches);
+  // Unloads every module once more than `bound` are loaded (long campaigns). Call it only
+  // before a request binds anything: it invalidates every CUfunction handed out.
+  void release_modules(size_t bound);
   Status ensure_lt();
   cuda::Lt* lt() const { return lt_.get(); }
   // The cuBLASLt plan of a library workload, cached by problem and variant.
