@@ -13,24 +13,24 @@ namespace {
 
 #include "cuda/cublaslt_names.inc"
 
-#define ARC_LT_FUNCTIONS(X)             \
-  X(cublasLtCreate)                     \
-  X(cublasLtDestroy)                    \
-  X(cublasLtGetVersion)                 \
-  X(cublasLtGetStatusName)              \
-  X(cublasLtMatmulDescCreate)           \
-  X(cublasLtMatmulDescDestroy)          \
-  X(cublasLtMatmulDescSetAttribute)     \
-  X(cublasLtMatrixLayoutCreate)         \
-  X(cublasLtMatrixLayoutDestroy)        \
-  X(cublasLtMatmulPreferenceCreate)     \
-  X(cublasLtMatmulPreferenceDestroy)    \
+#define ARC_LT_FUNCTIONS(X)               \
+  X(cublasLtCreate)                       \
+  X(cublasLtDestroy)                      \
+  X(cublasLtGetVersion)                   \
+  X(cublasLtGetStatusName)                \
+  X(cublasLtMatmulDescCreate)             \
+  X(cublasLtMatmulDescDestroy)            \
+  X(cublasLtMatmulDescSetAttribute)       \
+  X(cublasLtMatrixLayoutCreate)           \
+  X(cublasLtMatrixLayoutDestroy)          \
+  X(cublasLtMatmulPreferenceCreate)       \
+  X(cublasLtMatmulPreferenceDestroy)      \
   X(cublasLtMatmulPreferenceSetAttribute) \
-  X(cublasLtMatmulAlgoGetHeuristic)     \
+  X(cublasLtMatmulAlgoGetHeuristic)       \
   X(cublasLtMatmulAlgoConfigSetAttribute) \
   X(cublasLtMatmulAlgoConfigGetAttribute) \
-  X(cublasLtMatmulAlgoCapGetAttribute)  \
-  X(cublasLtMatmulAlgoCheck)            \
+  X(cublasLtMatmulAlgoCapGetAttribute)    \
+  X(cublasLtMatmulAlgoCheck)              \
   X(cublasLtMatmul)
 
 static_assert(sizeof(cublasLtMatmulAlgo_t) <= 64, "algo storage");
@@ -61,11 +61,16 @@ std::string stages_name(uint32_t id) {
 
 const char* reduction_name(uint32_t r) {
   switch (r) {
-    case CUBLASLT_REDUCTION_SCHEME_NONE: return "none";
-    case CUBLASLT_REDUCTION_SCHEME_INPLACE: return "inplace";
-    case CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE: return "compute";
-    case CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE: return "output";
-    default: return "?";
+    case CUBLASLT_REDUCTION_SCHEME_NONE:
+      return "none";
+    case CUBLASLT_REDUCTION_SCHEME_INPLACE:
+      return "inplace";
+    case CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE:
+      return "compute";
+    case CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE:
+      return "output";
+    default:
+      return "?";
   }
 }
 
@@ -106,8 +111,8 @@ Result<std::unique_ptr<Lt>> Lt::open() {
                                            "failed: ") +
                                (e != nullptr ? e : "unknown error"));
   }
-#define ARC_LT_LOAD(name)                                                                    \
-  impl->name = reinterpret_cast<decltype(impl->name)>(::dlsym(impl->lib, #name));            \
+#define ARC_LT_LOAD(name)                                                         \
+  impl->name = reinterpret_cast<decltype(impl->name)>(::dlsym(impl->lib, #name)); \
   if (impl->name == nullptr) return Status::unavailable("libcublasLt lacks " #name);
   ARC_LT_FUNCTIONS(ARC_LT_LOAD)
 #undef ARC_LT_LOAD
@@ -121,7 +126,8 @@ std::string Lt::version() const {
 
 LtPlan::~LtPlan() {
   if (lt_ == nullptr) return;
-  if (matmul_ != nullptr) lt_->cublasLtMatmulDescDestroy(static_cast<cublasLtMatmulDesc_t>(matmul_));
+  if (matmul_ != nullptr)
+    lt_->cublasLtMatmulDescDestroy(static_cast<cublasLtMatmulDesc_t>(matmul_));
   for (void* l : {layout_a_, layout_b_, layout_c_}) {
     if (l != nullptr) lt_->cublasLtMatrixLayoutDestroy(static_cast<cublasLtMatrixLayout_t>(l));
   }
@@ -180,13 +186,13 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
                                          sizeof ws);
   cublasLtMatmulHeuristicResult_t results[8] = {};
   int returned = 0;
-  cublasStatus_t hs = L.cublasLtMatmulAlgoGetHeuristic(L.handle, desc, la, lb, lc, lc, pref, 8,
-                                                       results, &returned);
+  cublasStatus_t hs =
+      L.cublasLtMatmulAlgoGetHeuristic(L.handle, desc, la, lb, lc, lc, pref, 8, results, &returned);
   L.cublasLtMatmulPreferenceDestroy(pref);
   if (hs != CUBLAS_STATUS_SUCCESS || returned == 0) {
-    return Status::invalid_argument("cuBLASLt heuristic found no algorithm for m=" +
-                                    std::to_string(g.m) + " n=" + std::to_string(g.n) +
-                                    " k=" + std::to_string(g.k) + " (" + L.status(hs) + ")");
+    return Status::invalid_argument(
+        "cuBLASLt heuristic found no algorithm for m=" + std::to_string(g.m) +
+        " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) + " (" + L.status(hs) + ")");
   }
   p->heuristic_count_ = returned;
   if (c.heur < 0 || c.heur >= returned) {
@@ -214,13 +220,15 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
     };
     if (c.tile != "auto") {
       const int id = tile_id(c.tile);
-      if (id < 0) return Status::invalid_argument("knob TILE = \"" + c.tile + "\": no such cuBLASLt tile");
+      if (id < 0)
+        return Status::invalid_argument("knob TILE = \"" + c.tile + "\": no such cuBLASLt tile");
       std::vector<uint32_t> ok = caps(CUBLASLT_ALGO_CAP_TILE_IDS);
       if (std::find(ok.begin(), ok.end(), static_cast<uint32_t>(id)) == ok.end()) {
         std::string list;
         for (uint32_t t : ok) list += (list.empty() ? "" : ", ") + tile_name(t);
-        return Status::invalid_argument("knob TILE = \"" + c.tile + "\": the algorithm of heuristic rank " +
-                                        std::to_string(c.heur) + " supports only " + (list.empty() ? "its own" : list));
+        return Status::invalid_argument(
+            "knob TILE = \"" + c.tile + "\": the algorithm of heuristic rank " +
+            std::to_string(c.heur) + " supports only " + (list.empty() ? "its own" : list));
       }
       const uint32_t v = static_cast<uint32_t>(id);
       set(CUBLASLT_ALGO_CONFIG_TILE_ID, &v, sizeof v);
@@ -240,7 +248,8 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
         std::string list;
         for (uint32_t s : ok) list += (list.empty() ? "" : ", ") + stages_name(s);
         return Status::invalid_argument("knob STAGES = \"" + c.stages +
-                                        "\": the algorithm supports only " + (list.empty() ? "its own" : list));
+                                        "\": the algorithm supports only " +
+                                        (list.empty() ? "its own" : list));
       }
       set(CUBLASLT_ALGO_CONFIG_STAGES_ID, &chosen, sizeof chosen);
     }
@@ -250,9 +259,12 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
     }
     if (c.reduction != "auto") {
       uint32_t r = CUBLASLT_REDUCTION_SCHEME_NONE;
-      if (c.reduction == "inplace") r = CUBLASLT_REDUCTION_SCHEME_INPLACE;
-      else if (c.reduction == "compute") r = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-      else if (c.reduction == "output") r = CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+      if (c.reduction == "inplace")
+        r = CUBLASLT_REDUCTION_SCHEME_INPLACE;
+      else if (c.reduction == "compute")
+        r = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      else if (c.reduction == "output")
+        r = CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
       else if (c.reduction != "none")
         return Status::invalid_argument("knob REDUCTION = \"" + c.reduction +
                                         "\": expected auto, none, inplace, compute or output");
@@ -265,18 +277,17 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
     cublasLtMatmulHeuristicResult_t checked{};
     cublasStatus_t cs = L.cublasLtMatmulAlgoCheck(L.handle, desc, la, lb, lc, lc, &algo, &checked);
     if (cs != CUBLAS_STATUS_SUCCESS) {
-      return Status::invalid_argument("cuBLASLt refuses the configuration (TILE=" + c.tile +
-                                      " STAGES=" + c.stages + " SPLITK=" + std::to_string(c.splitk) +
-                                      " REDUCTION=" + c.reduction + " SWIZZLE=" +
-                                      std::to_string(c.swizzle) + ") for m=" + std::to_string(g.m) +
-                                      " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-                                      ": cublasLtMatmulAlgoCheck: " + L.status(cs));
+      return Status::invalid_argument(
+          "cuBLASLt refuses the configuration (TILE=" + c.tile + " STAGES=" + c.stages +
+          " SPLITK=" + std::to_string(c.splitk) + " REDUCTION=" + c.reduction +
+          " SWIZZLE=" + std::to_string(c.swizzle) + ") for m=" + std::to_string(g.m) +
+          " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
+          ": cublasLtMatmulAlgoCheck: " + L.status(cs));
     }
     if (checked.workspaceSize > max_workspace) {
-      return Status::invalid_argument("cuBLASLt configuration needs " +
-                                      std::to_string(checked.workspaceSize) +
-                                      " bytes of workspace, more than the " +
-                                      std::to_string(max_workspace) + " allowed");
+      return Status::invalid_argument(
+          "cuBLASLt configuration needs " + std::to_string(checked.workspaceSize) +
+          " bytes of workspace, more than the " + std::to_string(max_workspace) + " allowed");
     }
     workspace = checked.workspaceSize;
     waves = checked.wavesCount;
@@ -286,17 +297,26 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
   int32_t algo_id = 0, splitk = 0;
   uint32_t tile = 0, stages = 0, red = 0, swz = 0;
   size_t n = 0;
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id,
+                                         &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
+                                         &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                         sizeof stages, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
+                                         sizeof splitk, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red,
+                                         sizeof red, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
+                                         sizeof swz, &n);
   uint32_t custom = 0;
   uint16_t inner = 0, cluster = 0;
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom,
+                                         sizeof custom, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner,
+                                         sizeof inner, &n);
+  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster,
+                                         sizeof cluster, &n);
   // The algorithm's bytes, which cuBLASLt documents as restorable with the same library
   // version: what an export (replay/lt_export.h) replays exactly.
   std::string bytes;
@@ -327,8 +347,8 @@ Status Lt::run(const LtPlan& p, const void* a, const void* b, const void* c, voi
   auto la = static_cast<cublasLtMatrixLayout_t>(p.layout_a_);
   auto lb = static_cast<cublasLtMatrixLayout_t>(p.layout_b_);
   auto lc = static_cast<cublasLtMatrixLayout_t>(p.layout_c_);
-  return L.check(L.cublasLtMatmul(L.handle, static_cast<cublasLtMatmulDesc_t>(p.matmul_), &alpha,
-                                  b, la, a, lb, &beta, c != nullptr ? c : d, lc, d, lc, &algo, ws,
+  return L.check(L.cublasLtMatmul(L.handle, static_cast<cublasLtMatmulDesc_t>(p.matmul_), &alpha, b,
+                                  la, a, lb, &beta, c != nullptr ? c : d, lc, d, lc, &algo, ws,
                                   p.workspace_, reinterpret_cast<cudaStream_t>(stream)),
                  "cublasLtMatmul");
 }

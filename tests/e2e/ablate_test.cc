@@ -1,11 +1,11 @@
 // arc-replay ablate on the shipped host sweep of softmax (real measurements of this machine
 // kind): counterfactual campaigns, their statistics, and byte-identical reports.
+#include "replay/ablate.h"
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include "replay/ablate.h"
 
 namespace arc::replay {
 namespace {
