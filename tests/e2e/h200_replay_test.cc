@@ -109,100 +109,94 @@ TEST(H200Ablation, SoftmaxComposesEveryGatedCandidateAndReachesTheLiveBest) {
   EXPECT_EQ(replay::to_csv(r1.value()), replay::to_csv(r2.value()));
 }
 
-// rmsnorm_bf16: one point of the sweep, smem{STAGES=8,THREADS=128,VEC=4}, met a fault of the
-// harness on the first workload (the reference kernel's launch failed), so the sweep measured
-// that variant on no workload; a composition that serves a workload with it is unanswered, and
-// nothing else is. And the sweep's medians cap what composition reaches a little below the live
-// best (the same composition, measured in another session): with the live log given as well,
-// the ablation reaches it.
-TEST(H200Ablation, RmsnormIsAnsweredButForTheVariantTheSweepCouldNotMeasure) {
+// rmsnorm_bf16, recorded with the CUDA worker's cubin trimming fixed (an earlier recording met
+// a fault of the harness at smem{STAGES=8,THREADS=128,VEC=4}: the reference's module unloaded
+// under its live function): every point measured on every workload, so every candidate of every
+// campaign is answered, that variant's gated compositions included; the sweep's own timings
+// reach the live best, and so do they with the live log given as well.
+TEST(H200Ablation, RmsnormAnswersEveryCandidateAndReachesTheLiveBest) {
   const std::string p = "rmsnorm_bf16";
-  const std::string unmeasured = "smem{STAGES=8,THREADS=128,VEC=4}";
+  const std::string once_faulted = "smem{STAGES=8,THREADS=128,VEC=4}";
   const double live_best = live_summary(p)["best"]["score"].get<double>();
   ASSERT_GT(live_best, 1.7);
 
   auto records = eval::ReplayRecords::load({sweep(p)});
   ASSERT_TRUE(records.ok()) << records.status().to_string();
-  std::vector<std::string> faulted;
-  for (const auto& [hash, e] : records.value()->evaluations) {
-    for (const auto& w : e.workloads) {
-      if (w->error.rfind("the reference (not the candidate)", 0) == 0) faulted.push_back(hash);
-    }
-  }
-  ASSERT_EQ(faulted.size(), 1u);
+  EXPECT_EQ(records.value()->evaluations.size(), 309u);  // the full space, the baseline in it
   auto pr = problem::load_problem(campaign(p).parent_path());
   ASSERT_TRUE(pr.ok()) << pr.status().to_string();
+  for (const auto& [hash, e] : records.value()->evaluations) {
+    ASSERT_EQ(e.workloads.size(), pr->workloads.size()) << hash;
+    for (const auto& w : e.workloads) {
+      EXPECT_EQ(w->status, fb::WorkloadStatus::OK) << hash << ": " << w->error;
+    }
+  }
   for (const auto& w : pr->workloads) {
-    EXPECT_EQ(records.value()->variants.measurement(unmeasured, w.name), nullptr) << w.name;
+    EXPECT_NE(records.value()->variants.measurement(once_faulted, w.name), nullptr) << w.name;
   }
 
-  // Composed answers: a reference fault is no measurement of the variant; its workload is
-  // unanswered like the ones after it, the others answered.
+  // A composition gating that variant onto the first workload is answered everywhere.
   Candidate stream;
   stream.base = {"stream", {{"THREADS", "128"}, {"UNROLL", "1"}, {"VEC", "8"}}, ""};
   Candidate gated = stream;
   gated.gates[pr->workloads[0].name] = {
       "smem", {{"STAGES", "8"}, {"THREADS", "128"}, {"VEC", "4"}}, ""};
-  ASSERT_EQ(gated.gates.begin()->second.key(), unmeasured);
+  ASSERT_EQ(gated.gates.begin()->second.key(), once_faulted);
   auto evaluator = eval::ReplayEvaluator::over(records.value(), pr->workloads);
   const auto e = evaluator->evaluate({gated, gated.hash(), 0, {}}, {});
   ASSERT_EQ(e.workloads.size(), pr->workloads.size());
-  EXPECT_EQ(e.workloads[0]->status, fb::WorkloadStatus::UNANSWERED);
-  EXPECT_NE(e.workloads[0]->error.find(unmeasured), std::string::npos);
-  for (size_t i = 1; i < e.workloads.size(); ++i) {
-    EXPECT_EQ(e.workloads[i]->status, fb::WorkloadStatus::OK) << e.workloads[i]->error;
+  for (const auto& w : e.workloads) {
+    EXPECT_EQ(w->status, fb::WorkloadStatus::OK) << w->error;
   }
 
   auto r1 = replay::run_ablation(ablation(p, {sweep(p)}, "a"));
   ASSERT_TRUE(r1.ok()) << r1.status().to_string();
   for (const auto& c : r1->configs) {
     EXPECT_GT(c.candidates, 0u);
-    EXPECT_EQ(c.unanswered, c.unanswered_gated) << c.name;  // every ungated one is answered
+    EXPECT_EQ(c.unanswered, 0u) << c.name;
+    EXPECT_EQ(c.unanswered_gated, 0u) << c.name;
   }
-  // Every unanswered workload of the shipped configuration's campaigns (the same as the
-  // ablation's "bounded" ones) names the variant the sweep could not measure.
-  for (uint64_t seed = 1; seed <= 24; ++seed) {
-    for (const auto& ev : replayed(p, {sweep(p)}, seed, seed, "s" + std::to_string(seed))) {
-      if (ev.payload.type != fb::Payload::CandidateEvaluated) continue;
-      for (const auto& w : ev.payload.AsCandidateEvaluated()->workloads) {
-        if (w->status != fb::WorkloadStatus::UNANSWERED) continue;
-        EXPECT_NE(w->error.find(unmeasured), std::string::npos)
-            << "seed " << seed << ": " << w->error;
-      }
-    }
-  }
-  // The sweep alone: within 1% of the live best, not at it (its medians cap composition).
-  EXPECT_GE(best_over_seeds(r1.value()), 0.99 * live_best);
+  // The sweep alone reaches the live best (its medians cap composition at 1.7735x, above the
+  // live 1.7693x: the same composition measured in another session).
+  EXPECT_GE(best_over_seeds(r1.value()), live_best);
+  EXPECT_GE(r1->best_known, live_best);
   auto r2 = replay::run_ablation(ablation(p, {sweep(p)}, "b"));
   ASSERT_TRUE(r2.ok()) << r2.status().to_string();
   EXPECT_EQ(replay::to_json(r1.value()).dump(2), replay::to_json(r2.value()).dump(2));
   EXPECT_EQ(replay::to_csv(r1.value()), replay::to_csv(r2.value()));
 
-  // With the live log as well, the live best is reached.
+  // With the live log as well: still nothing unanswered, the live best reached.
   auto with_live = replay::run_ablation(ablation(p, {sweep(p), live(p)}, "c"));
   ASSERT_TRUE(with_live.ok()) << with_live.status().to_string();
+  for (const auto& c : with_live->configs) EXPECT_EQ(c.unanswered, 0u) << c.name;
   EXPECT_GE(best_over_seeds(with_live.value()), live_best);
 }
 
 // The live campaign's seed replayed exactly (no resampling): from the sweep alone the agents
-// reach the live best's composition (measured by the sweep); from the live log (and the
-// sweep) the replay is the live campaign, every proposal, pair and decision, to the last digit
-// of its best score.
-TEST(H200Replay, TheLiveSeedReplayedReachesTheLiveBestComposition) {
+// reach the live best (softmax: the live best candidate itself, measured by the sweep;
+// rmsnorm: the sweep's best composition, scored by the sweep at or above the live best); from
+// the live log (and the sweep) the replay is the live campaign, every proposal, pair and
+// decision, to the last digit of its best score.
+TEST(H200Replay, TheLiveSeedReplayedReachesTheLiveBest) {
   for (const std::string p : {"softmax_bf16", "rmsnorm_bf16"}) {
     SCOPED_TRACE(p);
     const nlohmann::json s = live_summary(p);
     const std::string live_hash = s["best"]["hash"].get<std::string>();
+    const double live_score = s["best"]["score"].get<double>();
     const uint32_t live_candidates = s["candidates"].get<uint32_t>();
 
     const auto from_sweep = replay::summarize(replayed(p, {sweep(p)}, 1, 0, "sweep"));
-    EXPECT_EQ(from_sweep.best_hash, live_hash);
-    EXPECT_EQ(from_sweep.candidates, live_candidates);
     EXPECT_EQ(from_sweep.unanswered, 0u);
+    if (p == "softmax_bf16") {
+      EXPECT_EQ(from_sweep.best_hash, live_hash);
+      EXPECT_EQ(from_sweep.candidates, live_candidates);
+    } else {
+      EXPECT_GE(from_sweep.best_score, live_score);
+    }
 
     const auto from_live = replay::summarize(replayed(p, {live(p), sweep(p)}, 1, 0, "live"));
     EXPECT_EQ(from_live.best_hash, live_hash);
-    EXPECT_EQ(from_live.best_score, s["best"]["score"].get<double>());
+    EXPECT_EQ(from_live.best_score, live_score);
     EXPECT_EQ(from_live.candidates, live_candidates);
     EXPECT_EQ(from_live.keeps, s["keeps"].get<uint32_t>());
     EXPECT_EQ(from_live.stop_reason, s["stop_reason"].get<std::string>());
