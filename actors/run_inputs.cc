@@ -75,9 +75,11 @@ Status read_files(const json& j, const std::string& field,
     return bad_manifest(field, "a non-empty object of path -> SHA-256");
   }
   for (const auto& [path, hash] : j.items()) {
-    if (!valid(path)) return bad_manifest(field + "[\"" + path + "\"]", expected_path);
+    std::string at = field;
+    at.append("[\"").append(path).append("\"]");
+    if (!valid(path)) return bad_manifest(at, expected_path);
     if (!hash.is_string() || !is_sha256_hex(hash.get<std::string>())) {
-      return bad_manifest(field + "[\"" + path + "\"]", "64 lowercase hex digits (SHA-256)");
+      return bad_manifest(at, "64 lowercase hex digits (SHA-256)");
     }
     out[path] = hash.get<std::string>();
   }
