@@ -117,11 +117,16 @@ void copy_log(const fs::path& from, const fs::path& to, size_t keep, const std::
   ASSERT_TRUE(dst.value()->append_all(prefix).ok());
 }
 
-// The number of events up to and including the n-th Decision.
+// The number of events up to and including the n-th Decision (and its conclusion).
 size_t through_decision(const std::vector<events::Event>& log, int n) {
   int seen = 0;
   for (size_t i = 0; i < log.size(); ++i) {
-    if (log[i].payload.type == fb::Payload::Decision && ++seen == n) return i + 1;
+    if (log[i].payload.type == fb::Payload::Decision && ++seen == n) {
+      // A decision and its conclusion are one append: a kill never separates them.
+      const bool concluded =
+          i + 1 < log.size() && log[i + 1].payload.type == fb::Payload::ConclusionRecorded;
+      return i + (concluded ? 2 : 1);
+    }
   }
   ADD_FAILURE() << "the log has fewer than " << n << " decisions";
   return log.size();
