@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "problem/problem.h"
+#include "tests/eval/process_tree.h"
 
 namespace arc::eval {
 
@@ -99,17 +100,7 @@ std::string read_proc(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The parent of `pid` (0 when unknown).
-pid_t parent_of(pid_t pid) {
-  const std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 2));
-  char state = 0;
-  pid_t ppid = 0;
-  rest >> state >> ppid;
-  return ppid;
-}
+using testing::parent_of;
 
 // Processes running the worker binary (workers, and runners: forked, not executed) that
 // descend from this test process.

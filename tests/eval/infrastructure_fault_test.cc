@@ -16,6 +16,7 @@
 
 #include "eval/host_evaluator.h"
 #include "problem/problem.h"
+#include "tests/eval/process_tree.h"
 #include "tests/scratch.h"
 
 namespace arc::eval {
@@ -52,18 +53,7 @@ extern "C" int arc_kernel(const arc_host_args* a) {
   return c;
 }
 
-// The parent of `pid` (0 when unknown).
-pid_t parent_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 2));
-  char state = 0;
-  pid_t ppid = 0;
-  rest >> state >> ppid;
-  return ppid;
-}
+using testing::parent_of;
 
 // The pids of running worker processes started by this test process (argv[0] is the worker
 // binary, "--worker" follows; under the sandbox it is bubblewrap's grandchild).
