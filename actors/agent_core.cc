@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <set>
 
+#include "actors/model_move.h"
+#include "actors/search_space.h"
 #include "base/sha256.h"
 
 namespace arc::actors {
 namespace {
+
+// Salt of the seed of the model move's pick, apart from the agent's other draws.
+constexpr uint64_t kModelSalt = 0x6d6f64656c6d6f76ULL;
 
 // splitmix64 stream: the C++ standard's distributions are implementation-defined, so every draw
 // goes through this to stay identical across compilers.
@@ -188,7 +193,7 @@ void AgentCore::apply(const events::Event& e) {
 std::vector<std::string> AgentCore::draft_order(const std::string& from, uint64_t rng_seed) const {
   std::vector<std::string> fresh, seen;
   for (const auto& s : *skills_) {
-    if (s.name == from || !s.eligible_for(problem_->kernel_type)) continue;
+    if (s.name == from || s.opt_in || !s.eligible_for(problem_->kernel_type)) continue;
     const bool used = draft_.used(s.name);
     (used ? seen : fresh).push_back(s.name);
   }
@@ -292,8 +297,31 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
     }
     return std::nullopt;
   };
+  // The model move (actors/model_move.h) fits a surrogate: at most once per call. Its pick
+  // depends on the whole view, not on the target variant or the walk.
+  bool model_tried = false;
+  auto model = [&]() -> std::optional<Generated> {
+    if (model_tried) return std::nullopt;
+    model_tried = true;
+    const SearchSpace space(p, skill);
+    problem::Candidate c;
+    auto admissible = [&accept, &c](const problem::Variant& v) {
+      c.base = v;
+      return accept(c, std::string()).has_value();
+    };
+    auto pick =
+        pick_by_model(space, inc.candidate.base, view, mix64(rng_seed ^ kModelSalt), admissible);
+    if (!pick) return std::nullopt;
+    c.base = std::move(pick->variant);
+    return accept(c, std::string("model:") + (pick->explored ? "explore:" : "ei:") + c.base.key());
+  };
   std::optional<Generated> walked = walk();
   if (!walked) {
+    // Nothing new around the incumbent; the model looks over the whole space. It finds nothing
+    // only when every configuration of its pool is visited, which stays so.
+    if (skill.moves.count("model") != 0) {
+      if (auto out = model()) return out;
+    }
     exhausted_.insert(std::move(key));
     return std::nullopt;
   }
@@ -307,6 +335,10 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
         break;
       }
       r -= w;
+    }
+    if (kind == "model") {
+      if (auto out = model()) return out;
+      continue;
     }
     problem::Candidate c = inc.candidate;
     const std::string target = targets[rng.below(targets.size())];
@@ -392,7 +424,10 @@ Proposal AgentCore::propose(const CampaignView& view, const Recall& recall) cons
 
   std::vector<std::string> order;
   if (setup_.drafting) order = draft_order(draft_.skill, base_seed ^ 0xd1b54a32d192ed03ULL);
-  if (draft_.pending && setup_.drafting && !order.empty()) {
+  // An opt-in skill is kept through plateaus (skills/skill.h).
+  const skills::Skill* current = find_skill(draft_.skill);
+  const bool holds = current != nullptr && current->opt_in;
+  if (draft_.pending && setup_.drafting && !order.empty() && !holds) {
     note_draft(order.front(), "plateau: no KEEP in the last window");
     if (setup_.sibling_inspection) {
       // The fastest sibling whose incumbent beats ours (first in name order on ties).

@@ -5,9 +5,15 @@
 //
 // A proposal may begin with a draft: after a PlateauDetected for this agent (or when its skill
 // has nothing new left to try) it switches to another eligible skill and, after a plateau, when
-// a sibling's incumbent scores higher, adopts a copy of it as its new base. When no skill has
-// anything new around its incumbent, it builds on the campaign's other candidates, correct ones
-// first.
+// a sibling's incumbent scores higher, adopts a copy of it as its new base. Drafts never switch
+// into an opt-in skill, and an agent in one keeps it through plateaus (skills/skill.h). When no
+// skill has anything new around its incumbent, it builds on the campaign's other candidates,
+// correct ones first.
+//
+// Skills with the "model" move also search beyond the incumbent's neighbourhood: the move, and
+// the fallback when nothing new is left around the incumbent, is the pick of
+// actors/model_move.h over the skill's search space (move text "model:ei:<variant key>", or
+// "model:explore:<variant key>" while there is too little to fit).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -330,11 +330,11 @@ std::string ExternalAgentCore::source_of(const problem::Variant& v) const {
 }
 
 // The first eligible skill not used yet (name order), else the next eligible one after the
-// current skill.
+// current skill; never an opt-in skill (skills/skill.h).
 std::string ExternalAgentCore::next_skill() const {
   std::vector<std::string> eligible;
   for (const auto& s : *skills_) {
-    if (s.eligible_for(problem_->kernel_type)) eligible.push_back(s.name);
+    if (!s.opt_in && s.eligible_for(problem_->kernel_type)) eligible.push_back(s.name);
   }
   for (const auto& s : eligible) {
     if (!draft_.used(s)) return s;
@@ -507,7 +507,7 @@ Prepared ExternalAgentCore::prepare(const CampaignView& view, const Recall& reca
     siblings.push_back({agent, sib->score, source_of(sib->candidate.base)});
   }
   req.prompt = format().prompt(PromptInput{setup_, p, skill, req.skill, ctx, base_score,
-                                         source_of(req.base.base), recall, std::move(siblings)});
+                                           source_of(req.base.base), recall, std::move(siblings)});
   out.request = std::move(req);
   return out;
 }

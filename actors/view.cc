@@ -61,7 +61,8 @@ void CampaignView::apply(const events::Event& e) {
       for (const auto& w : p->workloads) {
         for (size_t i = 0; i < workloads_.size(); ++i) {
           if (workloads_[i] == w->workload) {
-            r->workloads[i] = {w->status == fb::WorkloadStatus::OK, w->median_ns};
+            r->workloads[i] = {w->status == fb::WorkloadStatus::OK, w->median_ns,
+                               w->status == fb::WorkloadStatus::UNANSWERED};
           }
         }
       }

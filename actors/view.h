@@ -18,6 +18,7 @@ namespace arc::actors {
 struct WorkloadOutcome {
   bool ok = false;
   double median_ns = 0;
+  bool unanswered = false;  // the replay evaluator had no record: nothing is known
 };
 
 struct CandidateRecord {

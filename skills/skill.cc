@@ -99,8 +99,8 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   toml::table root = std::move(parsed_root.value());
 
   Reader r(shown);
-  const std::vector<std::string> known = {"name",  "description", "kernel_types",
-                                          "knobs", "families",    "moves"};
+  const std::vector<std::string> known = {"name",     "description", "kernel_types", "knobs",
+                                          "families", "opt_in",      "moves"};
   for (const auto& [k, _] : root) {
     const std::string key(k.str());
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -139,6 +139,13 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   s.families = {"*"};  // documented default: every family
   r.patterns(root, "families", s.families, false,
              "an array of glob patterns over family names (e.g. [\"*\"])");
+  if (const toml::node* n = root.get("opt_in"); n != nullptr && !r.failed()) {
+    if (!n->is_boolean()) {
+      r.fail("opt_in", "true or false", toml_describe(*n));
+    } else {
+      s.opt_in = n->as_boolean()->get();
+    }
+  }
   if (r.failed()) return r.status();
 
   const toml::node* moves = root.get("moves");
@@ -178,7 +185,7 @@ Result<Skill> load_skill_impl(const fs::path& folder) {
   if (r.failed()) return r.status();
 
   // Moves that change knobs are dead without knobs in scope, family switches without families.
-  for (const char* kind : {"neighbour", "jump", "pair"}) {
+  for (const char* kind : {"neighbour", "jump", "pair", "model"}) {
     if (s.moves.count(kind) != 0 && s.knobs.empty()) {
       r.fail("knobs", std::string("at least one knob pattern (move '") + kind + "' changes knobs)",
              "none");

@@ -58,13 +58,20 @@ TEST(GlobMatch, StarsAndQuestionMarks) {
   EXPECT_FALSE(glob_match("*a*a*a*a*a*a*a*a*b", std::string(200, 'a')));
 }
 
-TEST(ShippedSkills, AllEightLoad) {
+TEST(ShippedSkills, AllNineLoad) {
   auto skills = load_skills(kRoot / "skills");
   ASSERT_TRUE(skills.ok()) << skills.status().to_string();
   std::vector<std::string> names;
   for (const auto& s : *skills) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"fusion", "launch", "library", "pipeline", "precision",
-                                             "shape-gate", "tiling", "vectorize"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fusion", "launch", "library", "model", "pipeline",
+                                             "precision", "shape-gate", "tiling", "vectorize"}));
+  // Only the model skill is opt-in: campaigns that do not name it run as before it existed.
+  for (const auto& s : *skills) EXPECT_EQ(s.opt_in, s.name == "model") << s.name;
+  const Skill* model = find(*skills, "model");
+  ASSERT_NE(model, nullptr);
+  EXPECT_GT(model->moves.count("model"), 0u);
+  EXPECT_TRUE(model->may_touch_knob("ANY_KNOB"));
+  EXPECT_TRUE(model->may_use_family("any-family"));
   for (const auto& s : *skills) {
     SCOPED_TRACE(s.name);
     EXPECT_FALSE(s.description.empty());
@@ -255,7 +262,7 @@ TEST_F(TempSkill, NameMustEqualFolder) {
 TEST_F(TempSkill, UnknownMoveKindListsTheKnownOnes) {
   expect_error(with("jump = 1.5", "teleport = 1"),
                {"field 'moves.teleport'", "unknown move kind",
-                "neighbour, jump, pair, family_switch, recall_win, shape_gate"});
+                "neighbour, jump, pair, family_switch, recall_win, shape_gate, model"});
 }
 
 TEST_F(TempSkill, WeightsMustBePositive) {
@@ -288,6 +295,27 @@ TEST_F(TempSkill, KnobMovesNeedKnobs) {
                {"field 'knobs'", "expected at least one knob pattern", "got none"});
   expect_error(with("knobs = [\"TILE_*\", \"BLOCK_*\"]", "knobs = \"TILE_*\""),
                {"field 'knobs'", "expected an array of glob patterns", "got \"TILE_*\""});
+}
+
+TEST_F(TempSkill, OptInIsABooleanThatDefaultsToFalse) {
+  auto plain = load(kValidSkill);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_FALSE(plain->opt_in);
+  auto opted = load(with("families = [\"*\"]\n", "families = [\"*\"]\nopt_in = true\n"));
+  ASSERT_TRUE(opted.ok()) << opted.status().to_string();
+  EXPECT_TRUE(opted->opt_in);
+  expect_error(with("families = [\"*\"]\n", "families = [\"*\"]\nopt_in = \"yes\"\n"),
+               {"field 'opt_in'", "expected true or false", "got \"yes\""});
+}
+
+TEST_F(TempSkill, ModelMoveIsKnownAndNeedsKnobs) {
+  auto s = load(with("jump = 1.5", "model = 3"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->moves.at("model"), 3.0);
+  std::string no_knobs = with("knobs = [\"TILE_*\", \"BLOCK_*\"]", "knobs = []");
+  const std::string moves = "neighbour = 4\njump = 1.5";
+  no_knobs.replace(no_knobs.find(moves), moves.size(), "model = 3");
+  expect_error(no_knobs, {"field 'knobs'", "at least one knob pattern (move 'model'", "got none"});
 }
 
 TEST_F(TempSkill, UnknownFieldIsRejected) {

@@ -1,0 +1,80 @@
+#pragma once
+// Surrogate: the regression model behind the builtin "model" move (actors/model_move.h). It
+// predicts a configuration's target (the model move uses log time, lower is better) from its
+// features, with an uncertainty, and scores configurations by expected improvement.
+//
+// The model is a bagged ensemble of gradient-boosted regression trees: each member is fitted
+// to its own bootstrap resample of the observations (and its trees to a random subset of the
+// features); the prediction is the members' mean and its uncertainty their standard deviation.
+// Trees handle what knob spaces are made of: discrete values, categorical knobs, knobs only
+// some families have (a sentinel feature value), sharp invalid regions.
+//
+// Contract: pure and deterministic. fit() is a function of (samples, seed, options) alone: every
+// draw comes from base/rng.h seeded by `seed`, every loop runs in a fixed order on one thread,
+// and ties are broken by the lowest feature and threshold. No I/O, no clock, no global state.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace arc::actors {
+
+struct SurrogateOptions {
+  uint32_t members = 8;           // bootstrap replicas (>= 2 for an uncertainty)
+  uint32_t rounds = 16;           // boosting rounds (trees) per member
+  uint32_t depth = 3;             // maximum depth of each tree
+  double learning_rate = 0.3;     // shrinkage of each tree's leaves
+  double min_leaf = 1;            // minimum bootstrap weight (resampled rows) in a leaf
+  double feature_fraction = 0.8;  // chance of each feature being offered to a tree (>= 1 is)
+};
+
+// Observations: `rows` rows of `features` features (row-major in x) and their targets.
+struct Samples {
+  size_t features = 0;
+  std::vector<double> x;  // rows() * features values
+  std::vector<double> y;  // one target per row
+  size_t rows() const { return y.size(); }
+  void add(const double* row, double target) {
+    x.insert(x.end(), row, row + features);
+    y.push_back(target);
+  }
+};
+
+struct Prediction {
+  double mean = 0;
+  double stddev = 0;  // over the ensemble's members
+};
+
+class Surrogate {
+ public:
+  // Fits the ensemble. With no rows it predicts 0 everywhere; with one, that target.
+  static Surrogate fit(const Samples& samples, uint64_t seed, const SurrogateOptions& options = {});
+
+  // `row`: features() values laid out as in the samples.
+  Prediction predict(const double* row) const;
+  size_t features() const { return features_; }
+  size_t trees() const { return roots_.size(); }
+
+ private:
+  // A leaf has feature -1 and value; a split sends rows with x[feature] <= threshold left.
+  struct Node {
+    int32_t feature = -1;
+    double threshold = 0;
+    uint32_t left = 0;
+    uint32_t right = 0;
+    double value = 0;
+  };
+  friend class TreeGrower;
+
+  size_t features_ = 0;
+  uint32_t members_ = 0;
+  uint32_t rounds_ = 0;
+  std::vector<double> bias_;     // per member: its weighted mean target
+  std::vector<uint32_t> roots_;  // member-major: member m's round r at m * rounds_ + r
+  std::vector<Node> nodes_;
+};
+
+// Expected improvement of a prediction over `best` (the lowest target seen) for minimisation:
+// E[max(best - Y, 0)] with Y ~ Normal(mean, stddev); max(best - mean, 0) when stddev is 0.
+double expected_improvement(const Prediction& p, double best);
+
+}  // namespace arc::actors
