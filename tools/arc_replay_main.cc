@@ -17,6 +17,7 @@
 #include "replay/analyze.h"
 #include "replay/conversation.h"
 #include "replay/export.h"
+#include "replay/kt_export.h"
 #include "replay/plot.h"
 #include "replay/reconstruct.h"
 #include "replay/summary.h"
@@ -27,6 +28,47 @@ namespace {
 
 constexpr arc::IntegerRange kAblateSeedsRange{1, 100000};
 constexpr arc::IntegerRange kAblateJobsRange{1, 1024, "one per core"};
+
+// arc-replay export --format kernel-tuner (replay/kt_export.h): the problem is restored from the
+// log where it can be (knob order, problem_size), else the log alone is exported.
+int export_kernel_tuner(const std::string& dir, const std::string& workload,
+                        const std::string& out_file) {
+  std::vector<arc::events::Event> log;
+  auto inputs = arc::replay::run_problem(dir, log);
+  if (!inputs) {
+    if (log.empty() || inputs.status().code() == arc::Status::Code::kCorruption) {
+      std::fprintf(stderr, "arc-replay: %s\n", inputs.status().message().c_str());
+      return inputs.status().code() == arc::Status::Code::kCorruption ? 3 : 2;
+    }
+    std::fprintf(stderr,
+                 "arc-replay: note: the problem of %s cannot be restored (%s): knob values are "
+                 "ordered without it and problem_size is empty\n",
+                 dir.c_str(), inputs.status().message().c_str());
+  }
+  arc::replay::KernelTunerExportOptions o;
+  o.workload = workload;
+  auto r = arc::replay::kernel_tuner_cache(log, inputs ? &inputs->problem : nullptr, o);
+  if (!r) {
+    std::fprintf(stderr, "arc-replay: %s: %s\n", dir.c_str(), r.status().message().c_str());
+    return 2;
+  }
+  if (out_file.empty()) {
+    std::cout << r->text;
+  } else {
+    std::ofstream out(out_file);
+    out << r->text;
+    if (!out) {
+      std::fprintf(stderr, "arc-replay: cannot write %s\n", out_file.c_str());
+      return 2;
+    }
+  }
+  std::fprintf(
+      stderr,
+      "arc-replay: %u configurations (%u failed, %u unmeasured and %u gated or free-source "
+      "left out); best %s at %.6g ms\n",
+      r->configurations, r->failed, r->unmeasured, r->gated, r->best_key.c_str(), r->best_ms);
+  return 0;
+}
 
 }  // namespace
 
@@ -52,10 +94,16 @@ int main(int argc, char** argv) {
   verify->add_option("run_dir", verify_dir, "run directory")->required();
   verify->add_flag("--json", verify_json, "as JSON");
 
-  auto* exp = app.add_subcommand("export", "a run's events or evaluations as CSV or JSON lines");
+  auto* exp = app.add_subcommand(
+      "export", "a run's events or evaluations as CSV or JSON lines, or a Kernel Tuner cache");
   std::string export_dir, export_format = "csv", export_table = "evaluations", export_out;
-  exp->add_option("run_dir", export_dir, "run directory")->required();
-  exp->add_option("--format", export_format, "csv | jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
+  std::string export_workload;
+  exp->add_option("run_dir", export_dir, "run directory or sweep")->required();
+  exp->add_option("--format", export_format, "csv | jsonl | kernel-tuner")
+      ->check(CLI::IsMember({"csv", "jsonl", "kernel-tuner"}));
+  exp->add_option("--workload", export_workload,
+                  "kernel-tuner: the workload whose time is the objective (default: the "
+                  "geometric mean over the workloads)");
   exp->add_option("--table", export_table, "events | evaluations (default)")
       ->check(CLI::IsMember({"events", "evaluations"}));
   exp->add_option("-o,--output", export_out, "file to write (default: standard output)");
@@ -146,6 +194,9 @@ int main(int argc, char** argv) {
       std::cout << arc::replay::to_table(summary);
     }
     return 0;
+  }
+  if (*exp && export_format == "kernel-tuner") {
+    return export_kernel_tuner(export_dir, export_workload, export_out);
   }
   if (*exp) {
     auto log = arc::replay::read_run(export_dir);
