@@ -18,6 +18,7 @@
 #include "eval/replay_evaluator.h"
 #include "replay/analyze.h"
 #include "replay/plot.h"
+#include "replay/reach.h"
 #include "replay/summary.h"
 
 namespace arc::replay {
@@ -132,7 +133,7 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   choice.kind = "replay";
   choice.replay_logs = o.measurements;
   choice.replay_records = records;
-  choice.resample_seed = seed;
+  choice.resample_seed = o.exact ? 0 : seed;
   ro.make_evaluator = [choice](const problem::Problem& p) {
     return eval::make_evaluator(choice, p);
   };
@@ -180,6 +181,10 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   if (o.configs.empty()) return Status::invalid_argument("ablate: no configuration");
   if (o.seeds == 0) return Status::invalid_argument("--seeds: expected a positive integer");
   if (o.budgets.empty()) return Status::invalid_argument("--budgets: expected at least one");
+  if (!(o.target_score >= 0) || !std::isfinite(o.target_score)) {
+    return Status::invalid_argument(
+        "--target-score: expected a positive score (0: the best known)");
+  }
   auto base = actors::load_campaign(o.base_campaign);
   if (!base) return base.status();
   for (size_t i = 0; i < base->agents.size(); ++i) {
@@ -266,6 +271,7 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     report.configs.push_back(std::move(res));
   }
   // Statistics.
+  report.target = o.target_score > 0 ? o.target_score : report.best_known;
   const size_t last = report.budgets.size() - 1;
   auto finals = [last](const ConfigResult& r) {
     std::vector<double> v;
@@ -301,32 +307,42 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     r.gsd = mine.size() > 1 ? std::exp(std::sqrt(var / static_cast<double>(mine.size() - 1))) : 1;
     for (double q : {0.90, 0.95, 0.99}) {
       std::vector<double> need;
-      for (const auto& curve : curves[ci]) {
-        double n = 1e18;  // not reached
-        for (const auto& [i, v] : curve) {
-          if (v >= q * report.best_known) {
-            n = i;
-            break;
-          }
-        }
-        need.push_back(n);
-      }
-      const double med = arc::quantile(need, 0.5);
-      r.to_reach.push_back(med >= 1e18 ? -1 : med);
+      for (const auto& curve : curves[ci]) need.push_back(first_reaching(curve, q * report.target));
+      const ReachStats st = reach_stats(need, o.bootstrap, 0x7eac0000 + ci);
+      r.to_reach.push_back(st.median);
+      r.to_reach_low.push_back(st.low);
+      r.to_reach_high.push_back(st.high);
+      r.seeds_reaching.push_back(st.reached);
     }
   }
   report.curves = std::move(curves);
   return report;
 }
 
+namespace {
+
+// Candidates to reach, for people: "-" when censored, else the median as it is (a half when the
+// median falls between two seeds).
+std::string reach_text(double n) {
+  if (n < 0) return "-";
+  std::ostringstream os;
+  os << n;
+  return os.str();
+}
+
+}  // namespace
+
 std::string to_table(const AblationReport& r) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3);
-  os << r.seeds << " seeds per configuration; best known " << r.best_known << "x\n\n";
+  os << r.seeds << " seeds per configuration; best known " << r.best_known << "x";
+  if (r.target != r.best_known) os << "; target " << r.target << "x";
+  os << "\n\n";
   os << std::left << std::setw(14) << "config";
   for (uint32_t b : r.budgets) os << std::right << std::setw(9) << ("@" + std::to_string(b));
   os << std::setw(26) << "ratio [95% CI]" << std::setw(8) << "gsd" << std::setw(18)
-     << "to 90/95/99%" << std::setw(11) << "unanswered" << std::setw(7) << "gated"
+     << "to 90/95/99%" << std::setw(20) << "to 95% [95% CI]" << std::setw(11) << "unanswered"
+     << std::setw(7) << "gated"
      << "\n";
   for (const auto& c : r.configs) {
     os << std::left << std::setw(14) << c.name << std::right;
@@ -336,17 +352,22 @@ std::string to_table(const AblationReport& r) {
        << c.ratio_high << "]";
     std::ostringstream reach;
     for (size_t i = 0; i < c.to_reach.size(); ++i) {
-      reach << (i ? "/" : "")
-            << (c.to_reach[i] < 0 ? std::string("-")
-                                  : std::to_string(static_cast<int>(c.to_reach[i])));
+      reach << (i ? "/" : "") << reach_text(c.to_reach[i]);
     }
+    const std::string reach95 = c.to_reach.size() > 1 ? reach_text(c.to_reach[1]) + " [" +
+                                                            reach_text(c.to_reach_low[1]) + ", " +
+                                                            reach_text(c.to_reach_high[1]) + "]"
+                                                      : "-";
     os << std::setw(26) << ci.str() << std::setw(8) << c.gsd << std::setw(18) << reach.str()
-       << std::setw(11) << c.unanswered << std::setw(7) << c.unanswered_gated << "\n";
+       << std::setw(20) << reach95 << std::setw(11) << c.unanswered << std::setw(7)
+       << c.unanswered_gated << "\n";
   }
   os << "\nratio: geometric-mean best at @" << r.budgets.back() << " over the first "
      << "configuration's, bootstrap over seeds; gsd: geometric standard-deviation factor; "
-     << "to 90/95/99%: median candidates to reach that fraction of the best known (- : not "
-     << "reached by half the seeds); unanswered: candidates with a workload the measurements "
+     << "to 90/95/99%: median candidates to reach that fraction of the "
+     << (r.target != r.best_known ? "target" : "best known")
+     << " (- : not reached by half the seeds), for 95% with its bootstrap 95% interval (- : "
+     << "censored); unanswered: candidates with a workload the measurements "
      << "could not answer, gated: those with gates.\n";
   return os.str();
 }
@@ -356,12 +377,17 @@ nlohmann::json to_json(const AblationReport& r) {
   j["budgets"] = r.budgets;
   j["seeds"] = r.seeds;
   j["best_known"] = r.best_known;
+  j["target"] = r.target;
   j["configs"] = nlohmann::json::array();
   for (const auto& c : r.configs) {
-    nlohmann::json reach = nlohmann::json::object();
+    nlohmann::json reach = nlohmann::json::object(), reach_ci = nlohmann::json::object(),
+                   reaching = nlohmann::json::object();
     const char* q[] = {"0.90", "0.95", "0.99"};
+    auto value = [](double n) { return n < 0 ? nlohmann::json(nullptr) : nlohmann::json(n); };
     for (size_t i = 0; i < c.to_reach.size(); ++i) {
-      reach[q[i]] = c.to_reach[i] < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.to_reach[i]);
+      reach[q[i]] = value(c.to_reach[i]);
+      reach_ci[q[i]] = {value(c.to_reach_low[i]), value(c.to_reach_high[i])};
+      reaching[q[i]] = c.seeds_reaching[i];
     }
     j["configs"].push_back({{"name", c.name},
                             {"changes", c.changes},
@@ -371,6 +397,8 @@ nlohmann::json to_json(const AblationReport& r) {
                             {"ratio_ci95", {c.ratio_low, c.ratio_high}},
                             {"gsd", c.gsd},
                             {"candidates_to_reach", reach},
+                            {"candidates_to_reach_ci95", reach_ci},
+                            {"seeds_reaching", reaching},
                             {"candidates", c.candidates},
                             {"unanswered", c.unanswered},
                             {"unanswered_gated", c.unanswered_gated}});
@@ -380,14 +408,17 @@ nlohmann::json to_json(const AblationReport& r) {
 
 std::string to_csv(const AblationReport& r) {
   std::ostringstream os;
-  os << "config,budget,geomean_best,ratio,ratio_low,ratio_high,gsd,to_90,to_95,to_99,unanswered,"
-        "unanswered_gated\n";
+  os << "config,budget,geomean_best,ratio,ratio_low,ratio_high,gsd,to_90,to_95,to_99,to_95_low,"
+        "to_95_high,unanswered,unanswered_gated\n";
   os.precision(10);
   for (const auto& c : r.configs) {
     for (size_t b = 0; b < r.budgets.size(); ++b) {
       os << c.name << "," << r.budgets[b] << "," << c.geomean_at[b] << "," << c.ratio << ","
          << c.ratio_low << "," << c.ratio_high << "," << c.gsd;
-      for (double t : c.to_reach) os << "," << (t < 0 ? "" : std::to_string(static_cast<int>(t)));
+      for (double t : c.to_reach) os << "," << (t < 0 ? "" : reach_text(t));
+      for (double t : {c.to_reach_low.at(1), c.to_reach_high.at(1)}) {
+        os << "," << (t < 0 ? "" : reach_text(t));
+      }
       os << "," << c.unanswered << "," << c.unanswered_gated << "\n";
     }
   }

@@ -4,7 +4,8 @@
 // recorded measurements (a sweep and/or campaign logs) resampled per seed; the report gives,
 // per configuration, the geometric-mean best speedup at each budget, its ratio to the first
 // configuration with a bootstrap 95% confidence interval, the geometric standard-deviation
-// factor, and the candidates needed to reach 90/95/99% of the best known.
+// factor, and the candidates needed to reach 90/95/99% of the best known (or of a given target
+// score), the median over seeds with a bootstrap confidence interval (replay/reach.h).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -44,6 +45,14 @@ struct AblationOptions {
   // and the events are folded as they are appended), or RocksDB logs under work_dir, appended
   // with durability batch, read back and removed (how ablations ran before; for comparison).
   bool logs_on_disk = false;
+  // The score the 90/95/99% to reach are fractions of; 0 (default): the best any campaign of the
+  // ablation found. Set it to compare with another search on the same measurements (e.g. the
+  // best point of a sweep, docs/replay-science.md).
+  double target_score = 0;
+  // Every campaign answered exactly from the records (the recorded medians, as when replaying
+  // with --resample 0) instead of resampled per seed; the seeds then differ by the agents'
+  // choices alone.
+  bool exact = false;
 };
 
 struct ConfigResult {
@@ -57,6 +66,10 @@ struct ConfigResult {
   // Per quantile (0.90, 0.95, 0.99): median over seeds of candidates needed; -1 = not reached
   // by at least half of the seeds.
   std::vector<double> to_reach;
+  // Per quantile: the bootstrap 95% interval of that median (-1: censored, see replay/reach.h)
+  // and the seeds that reached it.
+  std::vector<double> to_reach_low, to_reach_high;
+  std::vector<uint32_t> seeds_reaching;
   uint32_t unanswered = 0;        // candidates with a workload the measurements could not answer
   uint32_t unanswered_gated = 0;  // of those, candidates with gates (compositions)
   uint32_t candidates = 0;
@@ -66,6 +79,7 @@ struct AblationReport {
   std::vector<uint32_t> budgets;
   uint32_t seeds = 0;
   double best_known = 1;
+  double target = 1;  // what to_reach's quantiles are fractions of (best_known by default)
   std::vector<ConfigResult> configs;
   // [configuration][seed]: (candidate index, campaign best so far).
   std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;

@@ -148,6 +148,14 @@ int main(int argc, char** argv) {
   bool ablate_on_disk = false;
   ablate->add_flag("--logs-on-disk", ablate_on_disk,
                    "keep each campaign's log in RocksDB under --work-dir instead of in memory");
+  double ablate_target = 0;
+  ablate
+      ->add_option("--target-score", ablate_target,
+                   "the score 'to 90/95/99%' are fractions of (default 0: the best known)")
+      ->check(CLI::NonNegativeNumber);
+  bool ablate_exact = false;
+  ablate->add_flag("--exact", ablate_exact,
+                   "answer every campaign with the recorded medians (no resampling per seed)");
 
   try {
     app.parse(argc, argv);
@@ -269,6 +277,8 @@ int main(int argc, char** argv) {
     o.budgets = ablate_budgets;
     o.jobs = ablate_jobs;
     o.logs_on_disk = ablate_on_disk;
+    o.target_score = ablate_target;
+    o.exact = ablate_exact;
     if (ablate_configs.empty()) {
       o.configs = arc::replay::default_ablation_configs();
     } else {

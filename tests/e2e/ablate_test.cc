@@ -74,6 +74,55 @@ TEST(Ablate, ReportsPerConfigurationStatisticsAndIsReproducible) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
+TEST(Ablate, CandidatesToReachAGivenTargetWithTheirInterval) {
+  auto o = options("t");
+  o.configs = {{"one-agent", {"agents=1"}}};
+  // Every campaign starts at the baseline's 1.0x: the first candidate reaches any fraction of 1.
+  o.target_score = 1.0;
+  auto low = run_ablation(o);
+  ASSERT_TRUE(low.ok()) << low.status().to_string();
+  EXPECT_EQ(low->target, 1.0);
+  const ConfigResult& c = low->configs[0];
+  ASSERT_EQ(c.to_reach_low.size(), 3u);
+  ASSERT_EQ(c.seeds_reaching.size(), 3u);
+  for (size_t q = 0; q < 3; ++q) {
+    EXPECT_EQ(c.to_reach[q], 1);
+    EXPECT_EQ(c.to_reach_low[q], 1);
+    EXPECT_EQ(c.to_reach_high[q], 1);
+    EXPECT_EQ(c.seeds_reaching[q], 3u);
+  }
+  const auto j = to_json(low.value());
+  EXPECT_EQ(j["target"], 1.0);
+  EXPECT_EQ(j["configs"][0]["candidates_to_reach_ci95"]["0.95"], nlohmann::json::parse("[1,1]"));
+  EXPECT_EQ(j["configs"][0]["seeds_reaching"]["0.95"], 3);
+  EXPECT_NE(to_csv(low.value()).find(",to_99,to_95_low,to_95_high,"), std::string::npos);
+  EXPECT_NE(to_table(low.value()).find("1 [1, 1]"), std::string::npos);
+  // A target no campaign reaches: censored, and said so.
+  o.target_score = 1e6;
+  auto high = run_ablation(o);
+  ASSERT_TRUE(high.ok());
+  EXPECT_EQ(high->configs[0].to_reach[1], -1);
+  EXPECT_EQ(high->configs[0].to_reach_high[1], -1);
+  EXPECT_EQ(high->configs[0].seeds_reaching[1], 0u);
+  EXPECT_TRUE(to_json(high.value())["configs"][0]["candidates_to_reach"]["0.95"].is_null());
+  // Exact answers (the recorded medians): the same report twice, and the bests of a seed are
+  // scores of recorded medians, the same whatever the resampling would have drawn.
+  o.target_score = 0;
+  o.exact = true;
+  auto e1 = run_ablation(o);
+  auto e2 = run_ablation(o);
+  ASSERT_TRUE(e1.ok() && e2.ok());
+  EXPECT_EQ(to_json(e1.value()).dump(), to_json(e2.value()).dump());
+  EXPECT_EQ(e1->target, e1->best_known);
+  o.exact = false;
+  auto resampled = run_ablation(o);
+  ASSERT_TRUE(resampled.ok());
+  EXPECT_NE(to_json(e1.value())["configs"][0]["best_at_per_seed"],
+            to_json(resampled.value())["configs"][0]["best_at_per_seed"]);
+  o.target_score = -1;
+  EXPECT_FALSE(run_ablation(o).ok());
+}
+
 TEST(Ablate, BadChangesAreNamed) {
   auto o = options("c");
   o.configs = {{"broken", {"agents=9"}}};
