@@ -138,14 +138,39 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
   const Impl& L = *impl_;
   std::unique_ptr<LtPlan> p(new LtPlan());
   p->lt_ = impl_.get();
-  cudaDataType_t dt = CUDA_R_16BF;
-  if (g.dtype == "f16") {
-    dt = CUDA_R_16F;
-  } else if (g.dtype == "f32") {
-    dt = CUDA_R_32F;
-  } else if (g.dtype != "bf16") {
+  auto type_of = [](const std::string& d, cudaDataType_t* t) {
+    if (d == "bf16") {
+      *t = CUDA_R_16BF;
+    } else if (d == "f16") {
+      *t = CUDA_R_16F;
+    } else if (d == "f32") {
+      *t = CUDA_R_32F;
+    } else {
+      return false;
+    }
+    return true;
+  };
+  cudaDataType_t dt = CUDA_R_16BF, out = CUDA_R_16BF;
+  p->fp8_ = g.dtype == "fp8_e4m3";
+  if (p->fp8_) {
+    dt = CUDA_R_8F_E4M3;
+    if (!type_of(g.out_dtype, &out)) {
+      return Status::invalid_argument(
+          "cuBLASLt family: fp8_e4m3 operands need a bf16, f16 or f32 output, not \"" +
+          g.out_dtype + "\"");
+    }
+  } else if (!type_of(g.dtype, &dt)) {
     return Status::invalid_argument("cuBLASLt family: dtype \"" + g.dtype +
-                                    "\" is not one of \"bf16\", \"f16\", \"f32\"");
+                                    "\" is not one of \"bf16\", \"f16\", \"f32\", \"fp8_e4m3\"");
+  } else if (!g.out_dtype.empty() && g.out_dtype != g.dtype) {
+    return Status::invalid_argument("cuBLASLt family: a " + g.dtype + " product has a " + g.dtype +
+                                    " output, not \"" + g.out_dtype + "\"");
+  } else {
+    out = dt;
+  }
+  if (c.fast_accum != 0 && (!p->fp8_ || c.fast_accum != 1)) {
+    return Status::invalid_argument("knob FAST_ACCUM = " + std::to_string(c.fast_accum) +
+                                    ": expected 0, or 1 with fp8 operands");
   }
   cublasLtMatmulDesc_t desc = nullptr;
   if (Status s = L.check(L.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
@@ -156,6 +181,14 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   L.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
   L.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  if (p->fp8_) {
+    const int8_t fast = static_cast<int8_t>(c.fast_accum);
+    if (Status s = L.check(L.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                            &fast, sizeof fast),
+                           "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
+        !s)
+      return s;
+  }
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   // cuBLASLt's A is our B (k x n, ld k, transposed); its B is our A (k x m, ld k).
   if (Status s = L.check(L.cublasLtMatrixLayoutCreate(&la, dt, static_cast<uint64_t>(g.k),
@@ -170,7 +203,7 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
       !s)
     return s;
   p->layout_b_ = lb;
-  if (Status s = L.check(L.cublasLtMatrixLayoutCreate(&lc, dt, static_cast<uint64_t>(g.n),
+  if (Status s = L.check(L.cublasLtMatrixLayoutCreate(&lc, out, static_cast<uint64_t>(g.n),
                                                       static_cast<uint64_t>(g.m), g.n),
                          "cublasLtMatrixLayoutCreate(D)");
       !s)
@@ -334,12 +367,35 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
                 custom, static_cast<unsigned>(inner), static_cast<unsigned>(cluster),
                 bytes.c_str());
   p->description_ = buf;
+  if (p->fp8_) {
+    p->description_ += ", types " + g.dtype + " x " + g.dtype + " -> " + g.out_dtype +
+                       ", fast_accum " + std::to_string(c.fast_accum);
+  }
   return p;
 }
 
 Status Lt::run(const LtPlan& p, const void* a, const void* b, const void* c, void* d, void* ws,
-               CUstream stream) const {
+               CUstream stream, const float* a_scale, const float* b_scale) const {
   const Impl& L = *impl_;
+  if (p.fp8_) {
+    // cuBLASLt's A is our B and its B our A. Set at every call: the plan serves every buffer
+    // set, and null restores a factor of 1.
+    auto desc = static_cast<cublasLtMatmulDesc_t>(p.matmul_);
+    const void* sa = b_scale;
+    const void* sb = a_scale;
+    if (Status s = L.check(L.cublasLtMatmulDescSetAttribute(
+                               desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
+                           "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)");
+        !s)
+      return s;
+    if (Status s = L.check(L.cublasLtMatmulDescSetAttribute(
+                               desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
+                           "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)");
+        !s)
+      return s;
+  } else if (a_scale != nullptr || b_scale != nullptr) {
+    return Status::invalid_argument("cuBLASLt family: scales apply to fp8 operands only");
+  }
   const float alpha = 1.0f;
   const float beta = c != nullptr ? 1.0f : 0.0f;
   cublasLtMatmulAlgo_t algo;

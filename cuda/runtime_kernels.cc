@@ -32,6 +32,8 @@ extern "C" __global__ void arc_fill(void* dst, long long n, int dtype, int norma
       case 0: static_cast<float*>(dst)[i] = static_cast<float>(v); break;
       case 1: static_cast<arc_bf16*>(dst)[i] = arc_f32_to_bf16(static_cast<float>(v)); break;
       case 2: static_cast<arc_f16*>(dst)[i] = arc_f32_to_f16(static_cast<float>(v)); break;
+      case 4: static_cast<arc_fp8_e4m3*>(dst)[i] = arc_f32_to_e4m3(static_cast<float>(v)); break;
+      case 5: static_cast<arc_fp8_e5m2*>(dst)[i] = arc_f32_to_e5m2(static_cast<float>(v)); break;
       default: static_cast<double*>(dst)[i] = v; break;
     }
   }
@@ -42,6 +44,8 @@ __device__ __forceinline__ double arc_load(const void* p, int dtype, long long i
     case 0: return static_cast<double>(static_cast<const float*>(p)[i]);
     case 1: return static_cast<double>(arc_bf16_to_f32(static_cast<const arc_bf16*>(p)[i]));
     case 2: return static_cast<double>(arc_f16_to_f32(static_cast<const arc_f16*>(p)[i]));
+    case 4: return static_cast<double>(arc_e4m3_to_f32(static_cast<const arc_fp8_e4m3*>(p)[i]));
+    case 5: return static_cast<double>(arc_e5m2_to_f32(static_cast<const arc_fp8_e5m2*>(p)[i]));
     default: return static_cast<const double*>(p)[i];
   }
 }

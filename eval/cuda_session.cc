@@ -129,6 +129,9 @@ CUresult CudaSession::poison(CUdeviceptr p, int dtype, size_t elements) {
       return cu().cuMemsetD16Async(p, 0x7fc0, elements, stream_->get());
     case cuda::kF16:
       return cu().cuMemsetD16Async(p, 0x7e00, elements, stream_->get());
+    case cuda::kFP8E4M3:
+    case cuda::kFP8E5M2:
+      return cu().cuMemsetD8Async(p, 0x7f, elements, stream_->get());
     default:
       return cu().cuMemsetD32Async(p, 0x7ff80000u, elements * 2, stream_->get());
   }
@@ -263,27 +266,35 @@ json CudaSession::peaks() {
   Status lt = ensure_lt();
   if (lt) {
     detail("library", lt_->version());
-    for (const char* dtype : {"bf16", "f16", "f32"}) {
+    for (const char* dtype : {"bf16", "f16", "f32", "fp8_e4m3"}) {
       const bool f32 = std::string(dtype) == "f32";
+      const bool fp8 = std::string(dtype) == "fp8_e4m3";
       double best = 0;
       std::string best_plan;
       // Several sizes: short GEMMs run at the boost clock, long ones settle under the power
       // cap; the peak is the best either reaches.
       for (int64_t size :
            f32 ? std::vector<int64_t>{2048, 4096} : std::vector<int64_t>{4096, 6144, 8192}) {
-        cuda::GemmProblem g{size, size, size, dtype, false};
+        // fp8: e4m3 x e4m3 -> bf16 without scales (a factor of 1), as a problem's
+        // cuBLASLt family runs it.
+        cuda::GemmProblem g{size, size, size, dtype, false, fp8 ? "bf16" : ""};
         auto plan = lt_->plan(g, cuda::LtConfig{}, size_t{64} << 20);
         if (!plan) {
           detail(std::string("gemm_") + dtype + "_error", plan.status().message());
           continue;
         }
-        const size_t bytes = static_cast<size_t>(size * size) * (f32 ? 4 : 2);
-        auto a = Buffer::allocate(bytes), b = Buffer::allocate(bytes), d = Buffer::allocate(bytes);
-        auto ws = Buffer::allocate(std::max<size_t>((*plan)->workspace_bytes(), 256));
-        if (!a || !b || !d || !ws) continue;
         TensorDesc t;
         t.dtype = dtype_code(dtype);
         t.elements = size * size;
+        if (t.dtype < 0) {
+          detail(std::string("gemm_") + dtype + "_error", "the worker cannot draw this dtype");
+          break;
+        }
+        // A and B in the dtype; D in it too, or bf16 after fp8 operands.
+        auto a = Buffer::allocate(t.bytes()), b = Buffer::allocate(t.bytes());
+        auto d = Buffer::allocate(static_cast<size_t>(size * size) * (f32 ? 4 : 2));
+        auto ws = Buffer::allocate(std::max<size_t>((*plan)->workspace_bytes(), 256));
+        if (!a || !b || !d || !ws) continue;
         fill(a->get(), t, 1);
         fill(b->get(), t, 2);
         auto e0 = cuda::Event::create();
@@ -326,8 +337,8 @@ json CudaSession::peaks() {
            "timed run (CUDA events) of cuMemcpyDtoDAsync and of a 16-byte copy kernel (2-16 "
            "blocks per SM, 256-1024 threads) over 1 GiB, bytes read + written; GEMM = the best "
            "of 20 timed cuBLASLt matmuls (after 20 untimed) with the default heuristic at each "
-           "of 4096^3, 6144^3 and 8192^3 (bf16, f16) or 2048^3 and 4096^3 (f32), fp32 "
-           "accumulation, 2 m n k flops"},
+           "of 4096^3, 6144^3 and 8192^3 (bf16, f16; fp8_e4m3 operands with a bf16 output) or "
+           "2048^3 and 4096^3 (f32), fp32 accumulation, 2 m n k flops"},
           {"details", details}};
 }
 
@@ -382,6 +393,20 @@ double CudaSession::element(CUdeviceptr p, int dtype, uint64_t i) const {
       v = sign * std::ldexp(m, -24);
     else
       v = sign * std::ldexp(1024 + m, e - 25);
+  } else if (dtype == cuda::kFP8E4M3) {
+    const int e = (raw[0] >> 3) & 15, m = raw[0] & 7;
+    const double sign = (raw[0] & 0x80) ? -1 : 1;
+    if ((raw[0] & 0x7f) == 0x7f)
+      v = std::numeric_limits<double>::quiet_NaN();
+    else
+      v = sign * (e == 0 ? std::ldexp(m, -9) : std::ldexp(8 + m, e - 10));
+  } else if (dtype == cuda::kFP8E5M2) {
+    const int e = (raw[0] >> 2) & 31, m = raw[0] & 3;
+    const double sign = (raw[0] & 0x80) ? -1 : 1;
+    if (e == 31)
+      v = m ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
+    else
+      v = sign * (e == 0 ? std::ldexp(m, -16) : std::ldexp(4 + m, e - 17));
   } else {
     std::memcpy(&v, raw, 8);
   }
@@ -391,8 +416,9 @@ double CudaSession::element(CUdeviceptr p, int dtype, uint64_t i) const {
 Result<const cuda::LtPlan*> CudaSession::plan(const GemmDesc& g) {
   if (Status lt = ensure_lt(); !lt) return lt;
   const std::string key = std::to_string(g.problem.m) + "x" + std::to_string(g.problem.n) + "x" +
-                          std::to_string(g.problem.k) + g.problem.dtype +
-                          (g.problem.accumulate ? "+c" : "") + "/" + g.variant;
+                          std::to_string(g.problem.k) + g.problem.dtype + ">" +
+                          g.problem.out_dtype + (g.problem.accumulate ? "+c" : "") + "/" +
+                          g.variant;
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     auto p = lt_->plan(g.problem, g.config, size_t{64} << 20);

@@ -14,13 +14,16 @@
 //    "outputs":[{"name","dtype","elements","alias"}],      alias: input index or -1
 //    "module":"<candidate cubin>","launches":[{"kernel","grid":[x,y,z],"block":[x,y,z],"shared"}],
 //    "workspace":bytes,
-//    "gemm":null | {"a","b","c","d" (tensor indices; c -1: none),"m","n","k","dtype",
-//                   "variant","config":{HEUR,TILE,STAGES,SPLITK,REDUCTION,SWIZZLE}},
+//    "gemm":null | {"a","b","c","d" (tensor indices; c -1: none),
+//                   "a_scale","b_scale" (scalar f32 input indices; -1 or absent: none),
+//                   "m","n","k","dtype" (a and b),"out_dtype" (c and d; absent: dtype),
+//                   "variant","config":{HEUR,TILE,STAGES,SPLITK,REDUCTION,SWIZZLE,FAST_ACCUM}},
 //    "reference_module":"<reference cubin>","reference_launches":[...]}
 // (eval/cuda_request.h parses them). A "sol_margin" field, which older parents sent, is ignored:
 // whether a median below the SOL bound is impossible is the guard's decision ([guard]
 // sol_margin).
-// The "peaks" reply is {"op":"peaks","bandwidth_bytes_per_s","flops":{"bf16","f16","f32"},
+// The "peaks" reply is {"op":"peaks","bandwidth_bytes_per_s",
+// "flops":{"bf16","f16","f32","fp8_e4m3"},
 // "device","method","details":[{"key","value"}]}.
 //
 // What the CUDA device does at each step of the protocol (eval/measure.h), per workload:
