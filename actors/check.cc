@@ -200,6 +200,10 @@ Result<CheckReport> check_problem(const Problem& problem, const CheckOptions& op
     }
   }
 
+  // A problem whose families are all library families compiled no variant: the toolchain is
+  // the one its reference compiled with.
+  if (r.toolchain.empty()) r.toolchain = ev.compile(problem.seed, problem.seed.hash()).toolchain;
+
   // The seed, where it can run.
   const Variant& seed = problem.seed.base;
   bool seed_compiled = true;

@@ -114,6 +114,33 @@ TEST(CliCheck, CudaLibraryFamilyIsLeftToRunTimeAndStaticAssertsAreRejectionsNotF
   EXPECT_EQ(out.find("FAILS"), std::string::npos) << out;
 }
 
+// gemm_fp8's only family is a library family: check compiles the reference (fp8 operands, the
+// scales as scalar inputs) and leaves cuBLASLt to run time; with a GPU the cuBLASLt seed runs
+// with its drawn scales and passes.
+TEST(CliCheck, Fp8GemmCompilesItsReferenceAndLeavesCublasltToRunTime) {
+  std::string out;
+  const int rc =
+      run_cli("arcd check " + (fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_fp8").string(), &out);
+  // No variant to compile: the toolchain named is the reference's.
+  EXPECT_NE(out.find("compiled with NVRTC (NVRTC "), std::string::npos) << out;
+  EXPECT_NE(out.find("reference ../common/gemm/reference_fp8.cu: compiled"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("family cublaslt: cublaslt (library, no source): checked at run time"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("compile error"), std::string::npos) << out;
+  if (gpu_present()) {
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("the seed passes its own check"), std::string::npos) << out;
+  } else {
+    EXPECT_EQ(rc, 5) << out;
+    EXPECT_NE(out.find("0 of 0 variants compiled, the reference compiled; nothing ran because "
+                       "there is no usable CUDA device ("),
+              std::string::npos)
+        << out;
+  }
+}
+
 TEST(CliCheck, CudaSyntaxErrorIsReportedWithOrWithoutGpu) {
   const fs::path dir =
       broken_copy("gpu/rowsum_f32", "cuda-broken", "naive.cu", "this is not CUDA at all");
