@@ -139,13 +139,24 @@ std::optional<ModelPick> pick_by_model(const SearchSpace& space, const problem::
     size_t index = 0;
   };
   const Surrogate model = Surrogate::fit(o.samples, mix64(seed + kFitStream), options.surrogate);
-  const double best = *lo;
-  std::vector<double> row(space.features());
+  // The improvement is over the model's own prediction at the best observations (plug-in EI):
+  // a model that smooths the best time upward would otherwise see no improvement anywhere
+  // near it, and its pick would follow the uncertainty alone.
+  std::vector<Prediction> fitted(o.samples.rows());
+  model.predict(o.samples.x.data(), o.samples.rows(), fitted.data());
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < fitted.size(); ++i) {
+    if (o.correct[i]) best = std::min(best, fitted[i].mean);
+  }
+  const size_t d = space.features();
+  std::vector<double> rows(pool.size() * d);
+  for (size_t i = 0; i < pool.size(); ++i) space.encode(pool[i], &rows[i * d]);
+  std::vector<Prediction> predicted(pool.size());
+  model.predict(rows.data(), pool.size(), predicted.data());
   std::vector<Scored> scored(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
-    space.encode(pool[i], row.data());
-    scored[i].prediction = model.predict(row.data());
-    scored[i].ei = expected_improvement(scored[i].prediction, best);
+    scored[i].prediction = predicted[i];
+    scored[i].ei = expected_improvement(predicted[i], best);
     scored[i].index = i;
   }
   // Best first: larger improvement, then lower predicted time, then pool order. Usually the

@@ -2,7 +2,8 @@
 // The builtin agents' "model" move (skills/skill.h): model-based search over the configurations
 // of a skill's search space (actors/search_space.h). It fits a surrogate (actors/surrogate.h)
 // to every configuration the campaign has evaluated, whichever agent proposed it, and picks the
-// unvisited configuration with the largest expected improvement over the best time seen.
+// unvisited configuration with the largest expected improvement over the best time seen (as
+// the model predicts it at the best correct observations: "plug-in" expected improvement).
 //
 // Observations, from the view's candidates without gates whose base is a configuration of the
 // space:

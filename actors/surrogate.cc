@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/rng.h"
 
@@ -10,18 +11,27 @@ namespace {
 
 // A split must reduce the weighted squared error by more than this to be made.
 constexpr double kMinGain = 1e-12;
+// Trees are stored complete (2^depth leaves each): a bound on what that costs.
+constexpr uint32_t kMostDepth = 12;
 
 size_t below(Xoshiro256& rng, size_t n) { return n == 0 ? 0 : static_cast<size_t>(rng.next() % n); }
-
-}  // namespace
 
 // Grows the regression trees of one fit. Each feature's values are binned once (the sorted
 // distinct values the samples take), so finding a node's best split is one pass over its rows
 // and one over the bins per feature: O(rows x features) per tree level.
 class TreeGrower {
  public:
-  TreeGrower(const Samples& s, const SurrogateOptions& o, std::vector<Surrogate::Node>& nodes)
-      : s_(s), o_(o), nodes_(nodes), values_(s.features), bin_(s.rows() * s.features) {
+  // A leaf has feature -1 and a value; a split sends x[feature] <= threshold left.
+  struct Node {
+    int32_t feature = -1;
+    double threshold = 0;
+    uint32_t left = 0;
+    uint32_t right = 0;
+    double value = 0;
+  };
+
+  TreeGrower(const Samples& s, const SurrogateOptions& o)
+      : s_(s), o_(o), values_(s.features), bin_(s.rows() * s.features) {
     const size_t n = s.rows(), d = s.features;
     size_t most = 1;
     for (size_t f = 0; f < d; ++f) {
@@ -39,8 +49,37 @@ class TreeGrower {
     sum_.resize(most);
   }
 
-  // One tree fitted to `target` (weighted by `w`) over rows[begin, end), splitting only on
-  // features with allowed[f]; returns its root. Leaves hold learning_rate x the weighted mean.
+  // One tree fitted to `target` (weighted by `w`) over `rows`, splitting only on features with
+  // allowed[f]; nodes() holds it afterwards, its root first. Leaves hold learning_rate x the
+  // weighted mean.
+  void grow(const std::vector<double>& target, const std::vector<double>& w,
+            std::vector<uint32_t>& rows, const std::vector<char>& allowed) {
+    nodes_.clear();
+    grow(target, w, rows, 0, rows.size(), 0, allowed);
+  }
+  const std::vector<Node>& nodes() const { return nodes_; }
+
+  double evaluate(const double* row) const {
+    uint32_t node = 0;
+    while (nodes_[node].feature >= 0) {
+      const Node& n = nodes_[node];
+      node = row[n.feature] <= n.threshold ? n.left : n.right;
+    }
+    return nodes_[node].value;
+  }
+
+  // Appends the tree in the complete layout of Surrogate (header) to the three arrays.
+  void store(uint32_t depth, std::vector<int32_t>& feature, std::vector<double>& threshold,
+             std::vector<double>& leaf) const {
+    const size_t splits = (size_t{1} << depth) - 1;
+    const size_t first_split = feature.size(), first_leaf = leaf.size();
+    feature.resize(first_split + splits, 0);
+    threshold.resize(first_split + splits, std::numeric_limits<double>::infinity());
+    leaf.resize(first_leaf + splits + 1, 0.0);
+    store(0, 0, 0, depth, &feature[first_split], &threshold[first_split], &leaf[first_leaf]);
+  }
+
+ private:
   uint32_t grow(const std::vector<double>& target, const std::vector<double>& w,
                 std::vector<uint32_t>& rows, size_t begin, size_t end, uint32_t depth,
                 const std::vector<char>& allowed) {
@@ -51,7 +90,7 @@ class TreeGrower {
       total_s += w[rows[k]] * target[rows[k]];
     }
     const auto index = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(Surrogate::Node{});
+    nodes_.push_back(Node{});
     nodes_[index].value = total_w > 0 ? o_.learning_rate * total_s / total_w : 0;
     if (depth >= o_.depth || total_w < 2 * o_.min_leaf) return index;
 
@@ -104,7 +143,7 @@ class TreeGrower {
     const auto split = static_cast<size_t>(mid - rows.begin());
     const uint32_t left = grow(target, w, rows, begin, split, depth + 1, allowed);
     const uint32_t right = grow(target, w, rows, split, end, depth + 1, allowed);
-    Surrogate::Node& node = nodes_[index];
+    Node& node = nodes_[index];
     node.feature = best_f;
     node.threshold = best_threshold;
     node.left = left;
@@ -112,22 +151,32 @@ class TreeGrower {
     return index;
   }
 
-  double evaluate(uint32_t node, const double* row) const {
-    while (nodes_[node].feature >= 0) {
-      const Surrogate::Node& n = nodes_[node];
-      node = row[n.feature] <= n.threshold ? n.left : n.right;
+  // Node `node` of the grown tree at position `at` of the complete one, `level` levels down.
+  void store(uint32_t node, size_t at, uint32_t level, uint32_t depth, int32_t* feature,
+             double* threshold, double* leaf) const {
+    if (level == depth) {
+      leaf[at - ((size_t{1} << depth) - 1)] = nodes_[node].value;
+      return;
     }
-    return nodes_[node].value;
+    const Node& n = nodes_[node];
+    const bool split = n.feature >= 0;
+    if (split) {
+      feature[at] = n.feature;
+      threshold[at] = n.threshold;
+    }
+    store(split ? n.left : node, 2 * at + 1, level + 1, depth, feature, threshold, leaf);
+    store(split ? n.right : node, 2 * at + 2, level + 1, depth, feature, threshold, leaf);
   }
 
- private:
   const Samples& s_;
   const SurrogateOptions& o_;
-  std::vector<Surrogate::Node>& nodes_;
+  std::vector<Node> nodes_;                  // the tree being grown
   std::vector<std::vector<double>> values_;  // per feature: sorted distinct values
   std::vector<uint32_t> bin_;                // per row and feature: index into values_
   std::vector<double> weight_, sum_;         // per bin, reused by every node
 };
+
+}  // namespace
 
 Surrogate Surrogate::fit(const Samples& samples, uint64_t seed, const SurrogateOptions& options) {
   Surrogate out;
@@ -135,12 +184,15 @@ Surrogate Surrogate::fit(const Samples& samples, uint64_t seed, const SurrogateO
   out.features_ = d;
   out.members_ = std::max<uint32_t>(1, options.members);
   out.rounds_ = n == 0 ? 0 : options.rounds;
+  out.depth_ = d == 0 ? 0 : std::min<uint32_t>(options.depth, kMostDepth);
   if (n == 0) {
     out.bias_.assign(out.members_, 0.0);
     return out;
   }
+  SurrogateOptions o = options;
+  o.depth = out.depth_;
   Xoshiro256 rng(seed);
-  TreeGrower grower(samples, options, out.nodes_);
+  TreeGrower grower(samples, o);
   std::vector<double> w(n), fitted(n), residual(n);
   std::vector<uint32_t> rows;
   std::vector<char> allowed(d);
@@ -171,33 +223,56 @@ Surrogate Surrogate::fit(const Samples& samples, uint64_t seed, const SurrogateO
       for (size_t i = 0; i < n; ++i) {
         if (w[i] > 0) rows.push_back(static_cast<uint32_t>(i));
       }
-      const uint32_t root = grower.grow(residual, w, rows, 0, rows.size(), 0, allowed);
-      out.roots_.push_back(root);
-      for (size_t i = 0; i < n; ++i) fitted[i] += grower.evaluate(root, &samples.x[i * d]);
+      grower.grow(residual, w, rows, allowed);
+      grower.store(out.depth_, out.split_feature_, out.split_threshold_, out.leaf_);
+      for (size_t i = 0; i < n; ++i) fitted[i] += grower.evaluate(&samples.x[i * d]);
     }
   }
   return out;
 }
 
 Prediction Surrogate::predict(const double* row) const {
-  // Welford's running mean and squared deviation over the members, in member order.
-  double mean = 0, m2 = 0;
-  for (uint32_t m = 0; m < members_; ++m) {
-    double v = bias_[m];
-    const uint32_t* roots = roots_.data() + static_cast<size_t>(m) * rounds_;
-    for (uint32_t r = 0; r < rounds_; ++r) {
-      uint32_t node = roots[r];
-      while (nodes_[node].feature >= 0) {
-        const Node& n = nodes_[node];
-        node = row[n.feature] <= n.threshold ? n.left : n.right;
+  Prediction p;
+  predict(row, 1, &p);
+  return p;
+}
+
+void Surrogate::predict(const double* rows, size_t n, Prediction* out) const {
+  // Rows go through each tree in blocks: their walks are independent, so the processor
+  // overlaps them. Per row the arithmetic is the same, in the same order, as for one row.
+  constexpr size_t kBlock = 16;
+  const size_t splits = (size_t{1} << depth_) - 1, leaves = splits + 1;
+  for (size_t first = 0; first < n; first += kBlock) {
+    const size_t count = std::min(kBlock, n - first);
+    const double* block = rows + first * features_;
+    // Welford's running mean and squared deviation over the members, in member order.
+    double mean[kBlock] = {}, m2[kBlock] = {}, v[kBlock];
+    for (uint32_t m = 0; m < members_; ++m) {
+      std::fill(v, v + count, bias_[m]);
+      for (uint32_t r = 0; r < rounds_; ++r) {
+        const size_t tree = static_cast<size_t>(m) * rounds_ + r;
+        const int32_t* feature = &split_feature_[tree * splits];
+        const double* threshold = &split_threshold_[tree * splits];
+        const double* leaf = &leaf_[tree * leaves] - splits;
+        for (size_t j = 0; j < count; ++j) {
+          const double* row = block + j * features_;
+          size_t at = 0;
+          for (uint32_t level = 0; level < depth_; ++level) {
+            at = 2 * at + 1 + (row[feature[at]] > threshold[at] ? 1 : 0);
+          }
+          v[j] += leaf[at];
+        }
       }
-      v += nodes_[node].value;
+      for (size_t j = 0; j < count; ++j) {
+        const double delta = v[j] - mean[j];
+        mean[j] += delta / (m + 1);
+        m2[j] += delta * (v[j] - mean[j]);
+      }
     }
-    const double delta = v - mean;
-    mean += delta / (m + 1);
-    m2 += delta * (v - mean);
+    for (size_t j = 0; j < count; ++j) {
+      out[first + j] = {mean[j], members_ > 1 ? std::sqrt(m2[j] / (members_ - 1)) : 0.0};
+    }
   }
-  return {mean, members_ > 1 ? std::sqrt(m2 / (members_ - 1)) : 0.0};
 }
 
 double expected_improvement(const Prediction& p, double best) {

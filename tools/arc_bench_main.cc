@@ -3,6 +3,10 @@
 //   2. orchestration overhead per candidate: a campaign against the replay evaluator, whose
 //      evaluations return at once, so the time per candidate is the actors, cores and log;
 //   3. arc-replay verify events per second on that campaign's log.
+// With --model: the builtin model move's cost (actors/model_move.h): a builtin agent in the
+// model skill proposes --candidates candidates on synthetic spaces (scored whole, and sampled),
+// each evaluated by a made-up time at once; the time is its core's propose() calls, against the
+// same agent with neighbour and jump moves only.
 // With --ablate: arc-replay ablate candidates per second on a shipped sweep, one campaign at a
 // time with RocksDB logs on disk (how ablations ran before) against in-memory logs and
 // parallel campaigns, and optionally against another arc-replay binary (--baseline), rounds
@@ -21,7 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "actors/agent_core.h"
 #include "actors/campaign_runner.h"
+#include "actors/memory_core.h"
+#include "actors/view.h"
 #include "base/arc_home.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
@@ -284,6 +291,166 @@ int bench_ablate(const std::string& sweep_problem, uint32_t seeds, uint32_t roun
   return identical ? 0 : 1;
 }
 
+// A synthetic space: `families` families of `knobs` knobs of `values` numeric values each.
+arc::problem::Problem model_space(uint32_t families, uint32_t knobs, uint32_t values) {
+  arc::problem::Problem p;
+  p.name = "synthetic";
+  p.kernel_type = "gemm";
+  p.workloads = {{"small", {}, {}}, {"large", {}, {}}};
+  for (uint32_t f = 0; f < families; ++f) {
+    arc::problem::Family fam;
+    fam.name = "f" + std::to_string(f);
+    for (uint32_t k = 0; k < knobs; ++k) {
+      arc::problem::Knob knob{"K" + std::to_string(k), {}, "1"};
+      for (uint32_t v = 1; v <= values; ++v) knob.values.push_back(std::to_string(v));
+      fam.knobs.push_back(knob);
+    }
+    p.families.push_back(fam);
+  }
+  p.seed.base = p.families[0].default_variant();
+  return p;
+}
+
+// Made-up log time of a variant (a bowl with an interaction, offset per family), and a corner
+// that fails.
+std::optional<double> model_truth(const arc::problem::Problem& p, const arc::problem::Variant& v) {
+  const arc::problem::Family* f = p.family(v.family);
+  double t = 0.2 * static_cast<double>(f - p.families.data());
+  std::vector<double> x;
+  for (const auto& k : f->knobs) {
+    x.push_back((std::stod(v.knobs.at(k.name)) - 1) / static_cast<double>(k.values.size() - 1));
+  }
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double centre = 0.2 + 0.6 * static_cast<double>(i % 3) / 2;
+    t += (1.0 + static_cast<double>(i)) * (x[i] - centre) * (x[i] - centre);
+  }
+  t += 0.5 * x[0] * x[1];
+  if (x[0] > 0.85 && x[1] > 0.85) return std::nullopt;
+  return t;
+}
+
+struct ModelRun {
+  double propose_s = 0, slowest_s = 0, best = 1e9, best_at_50 = 1e9;
+  uint32_t proposed = 0, by_model = 0;
+};
+
+// One agent proposing `n` candidates in `skill`; each evaluated and decided at once.
+ModelRun run_model_agent(const arc::problem::Problem& p, const std::vector<arc::skills::Skill>& sk,
+                         const std::string& skill, uint32_t n) {
+  namespace fb = arc::fb;
+  using arc::events::Event;
+  ModelRun out;
+  arc::actors::CampaignView view({"small", "large"});
+  arc::actors::MemoryCore memory;
+  arc::actors::AgentCore agent({"m", 0, skill, 11, true, true}, p, sk);
+  uint64_t seq = 0;
+  auto apply = [&](Event e) {
+    e.seq = ++seq;
+    view.apply(e);
+    memory.apply(e);
+    agent.apply(e);
+  };
+  auto evaluate = [&](const std::string& agent_name, const fb::CandidateProposedT& c,
+                      const arc::problem::Variant& v, bool baseline) {
+    const auto t = model_truth(p, v);
+    fb::CandidateEvaluatedT e;
+    e.candidate_hash = c.candidate_hash;
+    for (const char* w : {"small", "large"}) {
+      auto r = std::make_unique<fb::WorkloadEvaluationT>();
+      r->workload = w;
+      r->status = t ? fb::WorkloadStatus::OK : fb::WorkloadStatus::WRONG_RESULT;
+      r->median_ns = t ? 1000 * std::exp(*t) * (w[0] == 'l' ? 8 : 1) : 0;
+      e.workloads.push_back(std::move(r));
+    }
+    apply(arc::events::make_event("guard", std::move(e)));
+    fb::DecisionT d;
+    d.agent = agent_name;
+    d.candidate_hash = c.candidate_hash;
+    const double score = t ? std::exp(-*t) : 0;
+    const auto* inc = view.incumbent(agent_name);
+    d.verdict = !t                                      ? fb::Verdict::REJECT
+                : baseline || score > inc->score * 1.02 ? fb::Verdict::KEEP
+                                                        : fb::Verdict::REVERT;
+    d.score = baseline ? 1.0 : score;
+    apply(arc::events::make_event("guard", std::move(d)));
+    if (t) out.best = std::min(out.best, *t);
+  };
+  fb::AgentSpawnedT spawned;
+  spawned.agent = "m";
+  apply(arc::events::make_event(arc::actors::kCampaignActor, spawned));
+  fb::CandidateProposedT base;
+  base.agent = arc::actors::kCampaignActor;
+  base.candidate_hash = p.seed.hash();
+  base.canonical = p.seed.canonical();
+  base.move = arc::actors::kBaselineMove;
+  apply(arc::events::make_event(arc::actors::kCampaignActor, base));
+  evaluate(arc::actors::kCampaignActor, base, p.seed.base, true);
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    arc::actors::Proposal prop = agent.propose(view, memory.recall(p.kernel_type));
+    const double dt = seconds_since(t0);
+    out.propose_s += dt;
+    out.slowest_s = std::max(out.slowest_s, dt);
+    if (!prop.proposed) break;
+    ++out.proposed;
+    out.by_model += prop.proposed->move.rfind("model:ei:", 0) == 0 ? 1 : 0;
+    if (prop.drafted) apply(arc::events::make_event("m", *prop.drafted));
+    apply(arc::events::make_event("m", *prop.proposed));
+    auto c = arc::problem::Candidate::from_canonical(prop.proposed->canonical);
+    evaluate("m", *prop.proposed, c->base, false);
+    if (out.proposed <= 50) out.best_at_50 = out.best;
+  }
+  return out;
+}
+
+int bench_model(uint32_t candidates) {
+  auto loaded = arc::skills::load_skills(arc::arc_home() / "skills");
+  if (!loaded) {
+    std::fprintf(stderr, "arc-bench: %s\n", loaded.status().message().c_str());
+    return 1;
+  }
+  std::vector<arc::skills::Skill> skills;
+  for (const auto& s : loaded.value()) {
+    if (s.name != "model") continue;
+    skills.push_back(s);
+    skills.push_back(s);
+    skills.back().name = "walk";  // the same scope, neighbour and jump moves only
+    skills.back().moves = {{"neighbour", 1}, {"jump", 1}};
+  }
+  if (skills.empty()) {
+    std::fprintf(stderr, "arc-bench: no skills/model\n");
+    return 1;
+  }
+  struct Space {
+    const char* name;
+    uint32_t families, knobs, values;
+  };
+  std::printf(
+      "# model move: one builtin agent, %u candidates, propose() time (1 thread); by_model: "
+      "proposals the model picked; best: the lowest made-up log time found (after 50, at "
+      "the end)\n",
+      candidates);
+  std::printf("%-34s %-6s %10s %10s %10s %9s %10s %10s\n", "space", "skill", "total_s", "mean_ms",
+              "max_ms", "by_model", "best@50", "best");
+  for (const Space& sp :
+       {Space{"20,000 (4x10 x 20 x 1 family)", 1, 4, 0},
+        Space{"65,536 (2 families x 8^5)", 2, 5, 8}, Space{"625 (5^4, 1 family)", 1, 4, 5}}) {
+    arc::problem::Problem p =
+        sp.values != 0 ? model_space(sp.families, sp.knobs, sp.values) : model_space(1, 4, 10);
+    if (sp.values == 0) {  // 10 x 10 x 10 x 20
+      auto& k = p.families[0].knobs[3];
+      for (uint32_t v = 11; v <= 20; ++v) k.values.push_back(std::to_string(v));
+    }
+    for (const char* skill : {"model", "walk"}) {
+      const ModelRun r = run_model_agent(p, skills, skill, candidates);
+      std::printf("%-34s %-6s %10.3f %10.3f %10.3f %9u %10.4f %10.4f\n", sp.name, skill,
+                  r.propose_s, 1e3 * r.propose_s / std::max(1u, r.proposed), 1e3 * r.slowest_s,
+                  r.by_model, r.best_at_50, r.best);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,6 +481,9 @@ int main(int argc, char** argv) {
                                "--ablate: rounds of every mode, interleaved (default 3)");
   app.add_option("--baseline", baseline,
                  "--ablate: another arc-replay binary to time on the same ablation");
+  bool model = false;
+  app.add_flag("--model", model,
+               "only time the builtin model move over --candidates proposals (default 200)");
   bool current_only = false;
   app.add_flag("--current-only", current_only,
                "--ablate: only in-memory logs and parallel campaigns (with --baseline: and it)");
@@ -323,6 +493,7 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (model) return bench_model(candidates);
   if (!verify_only.empty()) {
     auto log = arc::replay::read_run(verify_only);
     if (!log) return 1;

@@ -90,6 +90,13 @@ TEST(Surrogate, IsAFunctionOfItsSamplesAndSeed) {
     differs |= pc.mean != pa.mean || pc.stddev != pa.stddev;
   }
   EXPECT_TRUE(differs) << "another seed resamples other bootstraps";
+  // Many rows at once: the same predictions, bit for bit.
+  std::vector<Prediction> batch(test.rows());
+  a.predict(test.x.data(), test.rows(), batch.data());
+  for (size_t i = 0; i < test.rows(); ++i) {
+    EXPECT_EQ(batch[i].mean, a.predict(&test.x[i * 4]).mean) << i;
+    EXPECT_EQ(batch[i].stddev, a.predict(&test.x[i * 4]).stddev) << i;
+  }
 }
 
 TEST(Surrogate, MembersDisagreeWhereTheDataDoes) {
