@@ -22,11 +22,11 @@ constexpr const char* kRuntimeFailed = "RuntimeFailedConfig";
 constexpr const char* kFamilyParameter = "family";
 // Names an entry or Kernel Tuner itself uses besides the parameters.
 const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> names = {
+  static const std::set<std::string> kNames = {
       "time",          "times",          "compile_time", "verification_time", "benchmark_time",
       "strategy_time", "framework_time", "timestamp",    "candidate",         "grid_size_x",
       "grid_size_y",   "grid_size_z",    "__error__"};
-  return names;
+  return kNames;
 }
 
 // A value Python prints as the text itself once parsed as JSON (so that the cache key Kernel
@@ -289,9 +289,13 @@ Result<KernelTunerExport> kernel_tuner_cache(const std::vector<events::Event>& l
     }
     for (const auto& v : seen->second) {
       if (v.find(',') != std::string::npos || v == kKernelTunerNotApplicable) {
-        return Status::invalid_argument("knob '" + k + "' value '" + v +
-                                        "': expected a value without a comma, other than '" +
-                                        kKernelTunerNotApplicable + "'");
+        std::string m = "knob '";
+        m += k;
+        m += "' value '";
+        m += v;
+        m += "': expected a value without a comma, other than '";
+        m += kKernelTunerNotApplicable;
+        return Status::invalid_argument(m + "'");
       }
     }
     bool partial = false;
