@@ -66,13 +66,40 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
     }
     return number(b, actors::kMemoryBoundRange);
   }
+  if (k == "skill" || k.rfind("skill.", 0) == 0) {
+    // skill=NAME: every agent starts in skill NAME; skill.AGENT=NAME: agent AGENT does. The
+    // skill must be a folder of the campaign's skills (prepare_campaign checks eligibility).
+    std::error_code ec;
+    if (v.empty() || !std::filesystem::is_regular_file(c.skills / v / "skill.toml", ec)) {
+      return Status::invalid_argument("ablation change '" + change +
+                                      "': expected a skill folder under " + c.skills.string() +
+                                      ", got \"" + v + "\"");
+    }
+    const std::string agent = k == "skill" ? "" : k.substr(6);
+    bool found = false;
+    std::string names;
+    for (auto& a : c.agents) {
+      names += (names.empty() ? "" : ", ") + a.name;
+      if (agent.empty() || a.name == agent) {
+        a.skill = v;
+        found = true;
+      }
+    }
+    if (!found) {
+      return Status::invalid_argument("ablation change '" + change +
+                                      "': expected an agent of the campaign (" + names +
+                                      "), got \"" + agent + "\"");
+    }
+    return Status::ok();
+  }
   if (k == "drafting") return boolean(c.drafting);
   if (k == "sibling_inspection") return boolean(c.sibling_inspection);
   if (k == "plateau_window") return number(c.plateau_window, actors::kPlateauWindowRange);
   if (k == "global_plateau") return number(c.global_plateau, actors::kGlobalPlateauRange);
   return Status::invalid_argument("ablation change '" + change +
                                   "': expected one of agents, wins, traps, drafting, "
-                                  "sibling_inspection, plateau_window, global_plateau");
+                                  "sibling_inspection, plateau_window, global_plateau, skill, "
+                                  "skill.AGENT");
 }
 
 }  // namespace

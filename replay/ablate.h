@@ -21,8 +21,10 @@ namespace arc::replay {
 
 struct AblationConfig {
   std::string name;
-  // Applied to the base campaign: "agents=1", "wins=16", "traps=unbounded", "drafting=false",
-  // "sibling_inspection=false", "plateau_window=8".
+  // Applied to the base campaign, in order: "agents=1", "wins=16", "traps=unbounded",
+  // "drafting=false", "sibling_inspection=false", "plateau_window=8", "global_plateau=24",
+  // "skill=model" (every agent starts in that skill), "skill.AGENT=model" (agent AGENT does;
+  // e.g. with and without the opt-in model skill, docs/replay-science.md).
   std::vector<std::string> changes;
 };
 

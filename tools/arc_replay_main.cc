@@ -134,8 +134,9 @@ int main(int argc, char** argv) {
   arc::tools::add_integer_list_flag(ablate, "--budgets", ablate_budgets, arc::actors::kBudgetRange,
                                     "budgets to report (default 25,50,100,200)");
   ablate->add_option("--config", ablate_configs,
-                     "NAME:KEY=VALUE,... (repeatable; default: one-agent, bounded, unbounded, "
-                     "no-drafting, no-siblings)");
+                     "NAME:KEY=VALUE,... (repeatable; keys: agents, wins, traps, drafting, "
+                     "sibling_inspection, plateau_window, global_plateau, skill, skill.AGENT; "
+                     "default: one-agent, bounded, unbounded, no-drafting, no-siblings)");
   ablate->add_option("--json", ablate_json, "write the report as JSON to this file");
   ablate->add_option("--csv", ablate_csv, "write the report as CSV to this file");
   std::string ablate_plot;
