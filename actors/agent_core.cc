@@ -60,7 +60,8 @@ std::vector<const problem::Family*> families_in_scope(const problem::Problem& p,
   return out;
 }
 
-problem::Variant switch_family(const problem::Family& to, const problem::Variant& from) {
+problem::Variant switch_family(const problem::Family& to, const problem::Variant& from,
+                               const problem::Problem& p) {
   problem::Variant v = to.default_variant();
   for (const auto& k : to.knobs) {
     auto it = from.knobs.find(k.name);
@@ -69,6 +70,8 @@ problem::Variant switch_family(const problem::Family& to, const problem::Variant
       v.knobs[k.name] = it->second;
     }
   }
+  // Carried values that break the family's constraints give way to its defaults.
+  if (!to.constraint_violation(v.knobs, p.integer_params()).empty()) return to.default_variant();
   return v;
 }
 
@@ -81,7 +84,7 @@ bool apply_move_text(const problem::Problem& p, const std::string& move, problem
   if (kind == "family") {
     const problem::Family* f = p.family(rest);
     if (f == nullptr || f->name == v.family) return false;
-    v = switch_family(*f, v);
+    v = switch_family(*f, v, p);
     return true;
   }
   if (kind != "knob" && kind != "knobs") return false;
@@ -231,6 +234,8 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   const std::string inc_canonical = inc.candidate.canonical();
   auto accept = [&](const problem::Candidate& c, std::string move) -> std::optional<Generated> {
     if (traps.count(move) != 0) return std::nullopt;
+    // Outside the families' constraints is outside the search space.
+    if (!p.constraint_violation(c).empty()) return std::nullopt;
     std::string canonical = normalized_canonical(c);
     if (canonical == inc_canonical || view.known_canonical(canonical)) return std::nullopt;
     return Generated{std::move(canonical), std::move(move)};
@@ -290,7 +295,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       }
       if (skill.moves.count("family_switch") != 0) {
         for (const problem::Family* f : families_in_scope(p, skill, v0.family)) {
-          v = switch_family(*f, v0);
+          v = switch_family(*f, v0, p);
           if (auto out = accept(c, "family:" + f->name)) return out;
         }
       }
@@ -377,7 +382,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       auto fs = families_in_scope(p, skill, v.family);
       if (fs.empty()) continue;
       const problem::Family& f = *fs[rng.below(fs.size())];
-      v = switch_family(f, v);
+      v = switch_family(f, v, p);
       move = "family:" + f.name;
     } else if (kind == "recall_win") {
       if (recall.wins.empty()) continue;

@@ -47,9 +47,11 @@ std::string relative_to(const std::filesystem::path& p, const std::filesystem::p
 
 }  // namespace
 
-std::vector<Variant> extreme_variants(const Family& family) {
+std::vector<Variant> extreme_variants(const Family& family,
+                                      const std::map<std::string, int64_t>& params) {
   std::vector<Variant> out;
-  auto add = [&out](Variant v) {
+  auto add = [&](Variant v) {
+    if (!family.constraint_violation(v.knobs, params).empty()) return;
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
   };
   const Variant defaults = family.default_variant();
@@ -136,7 +138,7 @@ Result<CheckReport> check_problem(const Problem& problem, const CheckOptions& op
       continue;
     }
     r.families.push_back(f.name);
-    std::vector<Variant> vs = extreme_variants(f);
+    std::vector<Variant> vs = extreme_variants(f, problem.integer_params());
     if (problem.seed.base.family == f.name && problem.seed.base.source.empty() &&
         std::find(vs.begin(), vs.end(), problem.seed.base) == vs.end()) {
       vs.push_back(problem.seed.base);

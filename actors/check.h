@@ -31,7 +31,10 @@ inline constexpr int kCheckNoDevice = 5;  // everything compiled; nothing ran: n
 // value; every knob at its last value. Duplicates dropped, first occurrence kept; every
 // variant lists every knob. A family without knobs gives one variant. At most 2k + 3 for k
 // knobs, so the count grows linearly, not with the size of the search space.
-std::vector<problem::Variant> extreme_variants(const problem::Family& family);
+// Variants outside the family's constraints (given the problem's integer `params`) are left
+// out: they are not in the search space.
+std::vector<problem::Variant> extreme_variants(const problem::Family& family,
+                                               const std::map<std::string, int64_t>& params = {});
 
 // The compiler's first error in a compiler message: the first line containing "error" after
 // the wrapper's own header line (the host compiler's "compile error (g++ exited with 1):",

@@ -11,30 +11,82 @@
 
 namespace arc::actors {
 
-uint64_t search_space_size(const problem::Problem& problem) {
+namespace {
+
+bool swept(const problem::Family& f, const std::vector<std::string>& families) {
+  return families.empty() || std::find(families.begin(), families.end(), f.name) != families.end();
+}
+
+uint64_t combinations(const problem::Family& f) {
+  uint64_t n = 1;
+  for (const auto& k : f.knobs) n = std::min<uint64_t>(n * k.values.size(), 1ull << 40);
+  return n;
+}
+
+}  // namespace
+
+uint64_t search_space_size(const problem::Problem& problem,
+                           const std::vector<std::string>& families) {
   uint64_t total = 0;
   for (const auto& f : problem.families) {
-    uint64_t n = 1;
-    for (const auto& k : f.knobs) n = std::min<uint64_t>(n * k.values.size(), 1ull << 40);
-    total += n;
+    if (swept(f, families)) total += combinations(f);
   }
   return total;
 }
 
-std::vector<problem::Candidate> search_space(const problem::Problem& problem, uint64_t limit) {
+std::vector<problem::Candidate> search_space(const problem::Problem& problem, uint64_t limit,
+                                             const std::vector<std::string>& families) {
   std::vector<problem::Candidate> out;
+  const auto params = problem.integer_params();
   for (const auto& f : problem.families) {
+    if (!swept(f, families)) continue;
     std::vector<size_t> idx(f.knobs.size(), 0);
     while (out.size() < limit) {
       problem::Candidate c;
       c.base.family = f.name;
       for (size_t i = 0; i < f.knobs.size(); ++i)
         c.base.knobs[f.knobs[i].name] = f.knobs[i].values[idx[i]];
-      out.push_back(std::move(c));
+      if (f.constraint_violation(c.base.knobs, params).empty()) out.push_back(std::move(c));
       size_t i = f.knobs.size();
       while (i > 0 && ++idx[i - 1] == f.knobs[i - 1].values.size()) idx[--i] = 0;
       if (i == 0) break;
     }
+  }
+  return out;
+}
+
+std::vector<problem::Candidate> sample_space(const problem::Problem& problem, uint64_t count,
+                                             uint64_t seed,
+                                             const std::vector<std::string>& families) {
+  std::vector<const problem::Family*> fs;
+  for (const auto& f : problem.families) {
+    if (swept(f, families)) fs.push_back(&f);
+  }
+  const uint64_t total = search_space_size(problem, families);
+  std::vector<problem::Candidate> out;
+  if (fs.empty() || total == 0) return out;
+  const auto params = problem.integer_params();
+  std::set<std::string> seen;
+  uint64_t s = seed;
+  auto draw = [&s](uint64_t n) {
+    s = mix64(s + 0x9e3779b97f4a7c15ULL);
+    return n == 0 ? 0 : s % n;
+  };
+  for (uint64_t attempt = 0; out.size() < count && attempt < 200 * count; ++attempt) {
+    uint64_t r = draw(total);
+    const problem::Family* f = fs.back();
+    for (const auto* g : fs) {
+      if (r < combinations(*g)) {
+        f = g;
+        break;
+      }
+      r -= combinations(*g);
+    }
+    problem::Candidate c;
+    c.base.family = f->name;
+    for (const auto& k : f->knobs) c.base.knobs[k.name] = k.values[draw(k.values.size())];
+    if (!f->constraint_violation(c.base.knobs, params).empty()) continue;
+    if (seen.insert(c.hash()).second) out.push_back(std::move(c));
   }
   return out;
 }
@@ -48,14 +100,23 @@ Result<SweepResult> run_sweep(const problem::Problem& problem, eval::Evaluator& 
                                     ": expected a new or empty folder");
   }
   SweepResult result;
-  result.space = search_space_size(problem);
+  for (const auto& name : options.families) {
+    if (problem.family(name) == nullptr) {
+      return Status::invalid_argument("--family " + name + ": problem " + problem.name +
+                                      " has no such family");
+    }
+  }
+  result.space = search_space_size(problem, options.families);
   // The candidates: the seed first, then the space (or a seeded sample of it).
   const uint64_t cap = 1'000'000;
   if (options.sample == 0 && result.space > cap) {
     return Status::invalid_argument("the search space of " + problem.name + " has " +
-                                    std::to_string(result.space) + " candidates: pass --sample N");
+                                    std::to_string(result.space) +
+                                    " knob combinations: pass --sample N");
   }
-  std::vector<problem::Candidate> space = search_space(problem, std::min(result.space, cap));
+  std::vector<problem::Candidate> space =
+      result.space > cap ? sample_space(problem, options.sample, options.seed, options.families)
+                         : search_space(problem, std::min(result.space, cap), options.families);
   if (options.sample != 0 && options.sample < space.size()) {
     // Partial Fisher-Yates with splitmix64: the same sample on every machine.
     uint64_t s = options.seed;

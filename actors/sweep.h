@@ -21,7 +21,8 @@ struct SweepOptions {
   uint32_t sample = 0;            // 0: the whole space; else this many candidates
   uint64_t seed = 1;              // sampling and input seeds
   eval::EvalSettings evaluation;
-  uint32_t compile_jobs = 0;  // 0: hardware concurrency
+  uint32_t compile_jobs = 0;          // 0: hardware concurrency
+  std::vector<std::string> families;  // the families swept (empty: all); the seed is always in
   std::function<void(uint32_t done, uint32_t total)> progress;
 };
 
@@ -31,10 +32,22 @@ struct SweepResult {
   uint64_t space = 0;  // size of the whole space
 };
 
-// Every candidate of the space (no gates), in a fixed order: families as listed, knobs in
+// Every candidate of the space (no gates) within the families' constraints, at most `limit`, in
+// a fixed order: families as listed (only those in `families` when it is not empty), knobs in
 // lexicographic order of their value indexes.
-std::vector<problem::Candidate> search_space(const problem::Problem& problem, uint64_t limit);
-uint64_t search_space_size(const problem::Problem& problem);
+std::vector<problem::Candidate> search_space(const problem::Problem& problem, uint64_t limit,
+                                             const std::vector<std::string>& families = {});
+// The number of knob combinations of those families, constraints not applied (the enumeration
+// or sample applies them).
+uint64_t search_space_size(const problem::Problem& problem,
+                           const std::vector<std::string>& families = {});
+// A seeded sample of `count` distinct candidates within the constraints, for spaces too large to
+// enumerate: each draw picks a family in proportion to its knob combinations and every knob
+// uniformly; a draw outside the constraints or already drawn is redrawn (at most 200 draws per
+// candidate, so a sparse space can yield fewer). The same on every machine.
+std::vector<problem::Candidate> sample_space(const problem::Problem& problem, uint64_t count,
+                                             uint64_t seed,
+                                             const std::vector<std::string>& families = {});
 
 Result<SweepResult> run_sweep(const problem::Problem& problem, eval::Evaluator& evaluator,
                               const SweepOptions& options);

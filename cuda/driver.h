@@ -37,6 +37,7 @@ namespace arc::cuda {
   X(cuFuncSetAttribute)        \
   X(cuFuncGetAttribute)        \
   X(cuLaunchKernel)            \
+  X(cuTensorMapEncodeTiled)    \
   X(cuMemAlloc)                \
   X(cuMemFree)                 \
   X(cuMemGetInfo)              \

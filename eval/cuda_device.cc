@@ -40,6 +40,7 @@ struct BufferSet {
   Buffer ws;
   arc_args args{};
   arc_args ref_args{};
+  arc_tensor_maps maps{};         // the family's tensor maps over this set's buffers
   std::vector<uint64_t> digests;  // of the non-aliased inputs after filling
 };
 
@@ -187,6 +188,68 @@ class CudaWorkload : public BoundWorkload {
     for (size_t a = 0; a < job.axes.size(); ++a)
       s->args.axes[a] = s->ref_args.axes[a] = job.axes[a];
     s->args.ws = s->ws.bytes() > 0 ? s->ws.ptr() : nullptr;
+    return encode_tensor_maps(job, s);
+  }
+
+  // Encodes the family's tensor maps over the set's buffers (cuda/include/arc_cuda.h): once per
+  // set, outside every timed region. A map the driver refuses fails the workload with
+  // LOAD_ERROR, naming the map and its parameters.
+  std::optional<Failure> encode_tensor_maps(const WorkloadJob& job, BufferSet* s) {
+    static_assert(sizeof(CUtensorMap) == sizeof(arc_tensor_map) && alignof(arc_tensor_map) >= 64);
+    std::memset(&s->maps, 0, sizeof s->maps);
+    for (size_t i = 0; i < job.tensor_maps.size(); ++i) {
+      const cuda_worker::TensorMapDesc& m = job.tensor_maps[i];
+      void* base = m.output ? s->args.out[m.index] : s->args.in[m.index];
+      CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+      switch (m.dtype) {
+        case cuda::kF32:
+          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+          break;
+        case cuda::kF64:
+          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+          break;
+        case cuda::kBF16:
+          type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+          break;
+        case cuda::kF16:
+          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+          break;
+        default:  // 1-byte types move as bytes
+          break;
+      }
+      const CUtensorMapSwizzle swizzle = m.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                         : m.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                         : m.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
+      const CUtensorMapL2promotion l2 = m.l2_promotion == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                        : m.l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                        : m.l2_promotion == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                                : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+      const auto rank = static_cast<cuuint32_t>(m.dims.size());
+      std::vector<cuuint64_t> dims(m.dims.begin(), m.dims.end());
+      std::vector<cuuint64_t> strides(m.strides.begin(), m.strides.end());
+      std::vector<cuuint32_t> box(m.box.begin(), m.box.end());
+      std::vector<cuuint32_t> estrides(m.element_strides.begin(), m.element_strides.end());
+      CUresult r = cu().cuTensorMapEncodeTiled(
+          reinterpret_cast<CUtensorMap*>(&s->maps.map[i]), type, rank, base, dims.data(),
+          strides.data(), box.data(), estrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+          m.nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                     : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (r != CUDA_SUCCESS) {
+        auto list = [](const auto& v) {
+          std::string t;
+          for (const auto& x : v) t += (t.empty() ? "" : ", ") + std::to_string(x);
+          return "[" + t + "]";
+        };
+        return Failure{
+            "LOAD_ERROR",
+            "cuTensorMapEncodeTiled refused tensor map " + std::to_string(i) + " (" +
+                (m.output ? job.outputs : job.inputs)[static_cast<size_t>(m.index)].name +
+                ", dims " + list(m.dims) + ", strides " + list(m.strides) + ", box " + list(m.box) +
+                ", swizzle " + std::to_string(m.swizzle) + ") of workload " + job.name + ": " +
+                cuda::describe(r)};
+      }
+    }
     return std::nullopt;
   }
 
@@ -303,15 +366,19 @@ class CudaWorkload : public BoundWorkload {
       const void* c = g.c >= 0 ? s.in[static_cast<size_t>(g.c)].ptr() : nullptr;
       // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address, never dereferenced here
       void* d = reinterpret_cast<void*>(output_ptr(job, s, static_cast<size_t>(g.d)));
-      Status st = sess_->lt()->run(*b.plan, s.in[static_cast<size_t>(g.a)].ptr(),
-                                   s.in[static_cast<size_t>(g.b)].ptr(), c, d,
-                                   s.ws.bytes() ? s.ws.ptr() : nullptr, stream());
+      auto scale = [&s](int i) {
+        return i >= 0 ? static_cast<const float*>(s.in[static_cast<size_t>(i)].ptr()) : nullptr;
+      };
+      Status st = sess_->lt()->run(
+          *b.plan, s.in[static_cast<size_t>(g.a)].ptr(), s.in[static_cast<size_t>(g.b)].ptr(), c, d,
+          s.ws.bytes() ? s.ws.ptr() : nullptr, stream(), scale(g.a_scale), scale(g.b_scale));
       if (!st) return Failure{"LOAD_ERROR", st.message()};
       return std::nullopt;
     }
     for (size_t l = 0; l < b.fns.size(); ++l) {
       const LaunchDesc& d = job.launches[l];
-      void* params[] = {&s.args};
+      // Kernels of a family with tensor maps take them as a second parameter.
+      void* params[] = {&s.args, &s.maps};
       CUresult r = cu().cuLaunchKernel(b.fns[l], d.grid[0], d.grid[1], d.grid[2], d.block[0],
                                        d.block[1], d.block[2], d.shared, stream(), params, nullptr);
       if (r != CUDA_SUCCESS) {

@@ -20,6 +20,7 @@
 #include "eval/worker_client.h"
 #include "problem/expression.h"
 #include "problem/launch.h"
+#include "problem/tensor_map.h"
 
 namespace arc::eval {
 
@@ -46,6 +47,24 @@ int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
     if (ts[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+// The worker's "tensor_maps" entries (eval/cuda_worker.h).
+json tensor_maps_json(const std::vector<problem::ResolvedTensorMap>& maps) {
+  json out = json::array();
+  for (const auto& m : maps) {
+    out.push_back({{"output", m.output},
+                   {"index", m.index},
+                   {"dtype", m.dtype},
+                   {"dims", m.dims},
+                   {"strides", m.strides},
+                   {"box", m.box},
+                   {"element_strides", m.element_strides},
+                   {"swizzle", m.swizzle},
+                   {"l2_promotion", m.l2_promotion},
+                   {"nan_fill", m.nan_fill}});
+  }
+  return out;
 }
 
 json launches_json(const std::vector<ResolvedLaunch>& ls) {
@@ -129,6 +148,11 @@ struct CudaEvaluator::Impl {
     return p;
   }
 
+  // What launch, workspace and tensor-map expressions may name about the device.
+  std::map<std::string, int64_t> device_names() const {
+    return {{problem::kSmCountName, info ? info->sm_count : problem::kCheckSmCount}};
+  }
+
   // The family's defaults overridden by the variant's knobs.
   std::map<std::string, std::string> knobs_of(const Variant& v, const Family& f) const {
     return f.knob_values(v);
@@ -177,6 +201,11 @@ struct CudaEvaluator::Impl {
         continue;
       }
       if (!f->library.empty()) continue;  // no source: the library is the implementation
+      if (std::string why = f->constraint_violation(knobs_of(v, *f), problem.integer_params());
+          !why.empty()) {
+        early_error[i] = "outside the search space: " + why;
+        continue;
+      }
       std::ifstream in(f->source, std::ios::binary);
       std::ostringstream text;
       text << in.rdbuf();
@@ -235,7 +264,7 @@ struct CudaEvaluator::Impl {
   fs::path peaks_cache_path() const {
     if (!info) return {};
     return cache_root / "cuda" /
-           ("peaks-v2-" + info->uuid + "-driver" + std::to_string(info->driver_version) + ".json");
+           ("peaks-v3-" + info->uuid + "-driver" + std::to_string(info->driver_version) + ".json");
   }
 
   // Holding worker_mu.
@@ -355,14 +384,18 @@ struct CudaEvaluator::Impl {
       json config = json::object();
       for (const auto& [k, val] : knobs) config[k] = val;
       const int a = tensor_index(problem.inputs, g.a);
+      const int d = tensor_index(problem.outputs, g.d);
       e["gemm"] = {{"a", a},
                    {"b", tensor_index(problem.inputs, g.b)},
                    {"c", g.c.empty() ? -1 : tensor_index(problem.inputs, g.c)},
-                   {"d", tensor_index(problem.outputs, g.d)},
+                   {"d", d},
+                   {"a_scale", g.a_scale.empty() ? -1 : tensor_index(problem.inputs, g.a_scale)},
+                   {"b_scale", g.b_scale.empty() ? -1 : tensor_index(problem.inputs, g.b_scale)},
                    {"m", axis(g.m)},
                    {"n", axis(g.n)},
                    {"k", axis(g.k)},
                    {"dtype", problem.inputs[static_cast<size_t>(a)].dtype},
+                   {"out_dtype", problem.outputs[static_cast<size_t>(d)].dtype},
                    {"variant", v.key()},
                    {"config", config}};
       e["module"] = "";
@@ -370,9 +403,13 @@ struct CudaEvaluator::Impl {
       e["workspace"] = 0;
       return e;
     }
-    auto launches = resolve_launches(f->launches, w, knobs);
+    auto launches = resolve_launches(f->launches, w, knobs, device_names());
     if (!launches) return launches.status();
-    auto ws = evaluate_expression(f->workspace, expression_names(w, knobs));
+    auto maps = resolve_tensor_maps(problem, *f, w, knobs, device_names());
+    if (!maps) return maps.status();
+    auto names = expression_names(w, knobs);
+    for (const auto& [k, val] : device_names()) names.emplace(k, val);
+    auto ws = evaluate_expression(f->workspace, names);
     if (!ws) return Status::invalid_argument("workspace: " + ws.status().message());
     if (*ws < 0) {
       return Status::invalid_argument("workspace = \"" + f->workspace + "\" is negative (" +
@@ -381,6 +418,7 @@ struct CudaEvaluator::Impl {
     e["module"] = cubin.string();
     e["launches"] = launches_json(*launches);
     e["workspace"] = static_cast<uint64_t>(*ws);
+    e["tensor_maps"] = tensor_maps_json(*maps);
     return e;
   }
 

@@ -1,5 +1,6 @@
 #include "eval/cuda_request.h"
 
+#include "cuda/include/arc_cuda.h"
 #include "cuda/runtime_kernels.h"
 
 namespace arc::eval::cuda_worker {
@@ -11,10 +12,24 @@ int dtype_code(const std::string& d) {
   if (d == "bf16") return cuda::kBF16;
   if (d == "f16") return cuda::kF16;
   if (d == "f64") return cuda::kF64;
+  if (d == "fp8_e4m3") return cuda::kFP8E4M3;
+  if (d == "fp8_e5m2") return cuda::kFP8E5M2;
   return -1;
 }
 
-int code_bytes(int code) { return code == cuda::kF32 ? 4 : code == cuda::kF64 ? 8 : 2; }
+int code_bytes(int code) {
+  switch (code) {
+    case cuda::kF32:
+      return 4;
+    case cuda::kF64:
+      return 8;
+    case cuda::kFP8E4M3:
+    case cuda::kFP8E5M2:
+      return 1;
+    default:
+      return 2;
+  }
+}
 
 namespace {
 
@@ -38,7 +53,7 @@ TensorDesc parse_tensor(const json& t) {
     throw json::other_error::create(501,
                                     "tensor " + d.name + ": dtype \"" + dtype +
                                         "\" is not supported by the GPU worker (f32, bf16, "
-                                        "f16, f64)",
+                                        "f16, f64, fp8_e4m3, fp8_e5m2)",
                                     &t);
   }
   d.elements = t.at("elements").get<int64_t>();
@@ -67,6 +82,31 @@ Request parse_request(const json& j, const EvaluateSettings& settings) {
     for (const json& l : w.value("launches", json::array()))
       job.launches.push_back(parse_launch(l));
     job.workspace = w.value("workspace", uint64_t{0});
+    for (const json& m : w.value("tensor_maps", json::array())) {
+      TensorMapDesc d;
+      d.output = m.at("output").get<bool>();
+      d.index = m.at("index").get<int>();
+      const std::string dtype = m.at("dtype").get<std::string>();
+      d.dtype = dtype_code(dtype);
+      if (d.dtype < 0) {
+        throw json::other_error::create(
+            501, "tensor map dtype \"" + dtype + "\" is not supported by the GPU worker", &m);
+      }
+      d.dims = m.at("dims").get<std::vector<uint64_t>>();
+      d.strides = m.at("strides").get<std::vector<uint64_t>>();
+      d.box = m.at("box").get<std::vector<uint32_t>>();
+      d.element_strides = m.at("element_strides").get<std::vector<uint32_t>>();
+      d.swizzle = m.at("swizzle").get<uint32_t>();
+      d.l2_promotion = m.at("l2_promotion").get<uint32_t>();
+      d.nan_fill = m.at("nan_fill").get<bool>();
+      const size_t rank = d.dims.size();
+      const auto limit = static_cast<size_t>(ARC_MAX_TENSOR_MAPS);
+      if (rank < 1 || rank > 5 || d.strides.size() + 1 != rank || d.box.size() != rank ||
+          d.element_strides.size() != rank || job.tensor_maps.size() >= limit) {
+        throw json::other_error::create(501, "malformed tensor map", &m);
+      }
+      job.tensor_maps.push_back(std::move(d));
+    }
     job.reference_module = w.at("reference_module").get<std::string>();
     for (const json& l : w.at("reference_launches"))
       job.reference_launches.push_back(parse_launch(l));
@@ -77,10 +117,13 @@ Request parse_request(const json& j, const EvaluateSettings& settings) {
       job.gemm.b = g.at("b").get<int>();
       job.gemm.c = g.value("c", -1);
       job.gemm.d = g.at("d").get<int>();
+      job.gemm.a_scale = g.value("a_scale", -1);
+      job.gemm.b_scale = g.value("b_scale", -1);
       job.gemm.problem.m = g.at("m").get<int64_t>();
       job.gemm.problem.n = g.at("n").get<int64_t>();
       job.gemm.problem.k = g.at("k").get<int64_t>();
       job.gemm.problem.dtype = g.value("dtype", "bf16");
+      job.gemm.problem.out_dtype = g.value("out_dtype", "");
       job.gemm.problem.accumulate = job.gemm.c >= 0;
       job.gemm.variant = g.value("variant", "");
       const json& c = g.value("config", json::object());
@@ -95,6 +138,7 @@ Request parse_request(const json& j, const EvaluateSettings& settings) {
       job.gemm.config.reduction = knob("REDUCTION", "auto");
       const std::string swz = knob("SWIZZLE", "auto");
       job.gemm.config.swizzle = swz == "auto" ? -1 : std::stoi(swz);
+      job.gemm.config.fast_accum = std::stoi(knob("FAST_ACCUM", "0"));
     }
     r.workloads.push_back(std::move(job));
   }

@@ -15,7 +15,7 @@
 
 namespace arc::eval::cuda_worker {
 
-// cuda::kF32... for "f32", "bf16", "f16", "f64"; -1 for anything else.
+// cuda::kF32... for "f32", "bf16", "f16", "f64", "fp8_e4m3", "fp8_e5m2"; -1 for anything else.
 int dtype_code(const std::string& d);
 int code_bytes(int code);
 // Allocation size of a tensor: a multiple of 256 bytes, at least 256.
@@ -41,9 +41,21 @@ struct LaunchDesc {
 
 struct GemmDesc {
   int a = -1, b = -1, c = -1, d = -1;  // input, input, input (-1: none), output indices
+  int a_scale = -1, b_scale = -1;      // scalar f32 inputs scaling a and b (-1: none, 1.0)
   cuda::GemmProblem problem;
   cuda::LtConfig config;
   std::string variant;
+};
+
+// A tensor map to encode for each buffer set (problem/tensor_map.h ResolvedTensorMap).
+struct TensorMapDesc {
+  bool output = false;
+  int index = 0;
+  int dtype = 0;  // cuda::kF32...
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box, element_strides;
+  uint32_t swizzle = 0, l2_promotion = 0;
+  bool nan_fill = false;
 };
 
 struct WorkloadJob {
@@ -55,6 +67,7 @@ struct WorkloadJob {
   std::string module;  // cubin of the candidate's variant (kernels) or "" (library)
   std::vector<LaunchDesc> launches;
   uint64_t workspace = 0;
+  std::vector<TensorMapDesc> tensor_maps;  // kernels take arc_tensor_maps when not empty
   bool library = false;
   GemmDesc gemm;
   std::string reference_module;

@@ -16,15 +16,16 @@ namespace arc::problem {
 namespace {
 
 // Expressions: recursive descent over
-//   expr    := compare ('&&' compare)*
+//   expr    := conj ('||' conj)*
+//   conj    := compare ('&&' compare)*
 //   compare := sum [('==' | '!=' | '<' | '<=' | '>' | '>=') sum]
 //   sum     := term (('+' | '-') term)*
 //   term    := unary (('*' | '/' | '%') unary)*
 //   unary   := ('-' | '+') unary | primary
 //   primary := number | name | name '(' [expr (',' expr)*] ')' | '(' expr ')'
 // A name followed by '(' calls a function: cdiv(a, b) = ceil(a / b), min(a, b), max(a, b).
-// A comparison or '&&' is 1 when true and 0 when false (problem.toml's constraints); a % b is the
-// remainder of the division, with the sign of a (fmod).
+// A comparison, '&&' or '||' is 1 when true and 0 when false (problem.toml's constraints); a % b is
+// the remainder of the division, with the sign of a (fmod).
 
 constexpr int kMaxExpressionDepth = 200;  // bounds the recursion on "((((..."
 
@@ -125,7 +126,7 @@ class ExpressionParser {
     } else {
       fail("unexpected character '" + std::string(1, c) + "' at position " + std::to_string(t.pos) +
            " (expected numbers, " + scope_.noun +
-           " names, + - * / %, comparisons, &&, parentheses and the functions cdiv, min, max)");
+           " names, + - * / %, comparisons, &&, ||, parentheses and the functions cdiv, min, max)");
       t = Token{};
     }
     tok_ = t;
@@ -133,7 +134,7 @@ class ExpressionParser {
 
   // The length of the operator starting at `at`, 0 when there is none.
   size_t operator_length(size_t at) const {
-    static constexpr std::string_view kTwo[] = {"==", "!=", "<=", ">=", "&&"};
+    static constexpr std::string_view kTwo[] = {"==", "!=", "<=", ">=", "&&", "||"};
     for (std::string_view op : kTwo) {
       if (text_.compare(at, op.size(), op) == 0) return op.size();
     }
@@ -146,6 +147,16 @@ class ExpressionParser {
   bool is_op(std::string_view op) const { return tok_.kind == Token::Kind::kOp && tok_.text == op; }
 
   double expr(int depth) {
+    double v = conj(depth);
+    while (error_.empty() && is_op(std::string_view("||"))) {
+      advance();
+      const double r = conj(depth);
+      v = (v != 0 || r != 0) ? 1 : 0;
+    }
+    return v;
+  }
+
+  double conj(int depth) {
     double v = compare(depth);
     while (error_.empty() && is_op(std::string_view("&&"))) {
       advance();

@@ -1,6 +1,7 @@
 #pragma once
 // Arithmetic expressions over named integers (axes, integer knobs, parameters):
-// + - * /, parentheses, numbers, names and cdiv(a, b) = ceil(a / b), min(a, b), max(a, b).
+// + - * / %, comparisons, && and || (1 or 0), parentheses, numbers, names and
+// cdiv(a, b) = ceil(a / b), min(a, b), max(a, b).
 // Errors are values; nothing here throws.
 #include <cstdint>
 #include <map>

@@ -113,12 +113,13 @@ std::map<std::string, std::string> non_integer_knob_hints(
 
 Result<std::vector<ResolvedLaunch>> resolve_launches(
     const std::vector<Launch>& launches, const Workload& w,
-    const std::map<std::string, std::string>& knobs) {
+    const std::map<std::string, std::string>& knobs, const std::map<std::string, int64_t>& device) {
   try {
     std::vector<ResolvedLaunch> out;
     LaunchError err;
-    if (resolve_launches_impl(launches, expression_names(w, knobs), non_integer_knob_hints(knobs),
-                              out, err)) {
+    std::map<std::string, int64_t> names = expression_names(w, knobs);
+    names.insert(device.begin(), device.end());
+    if (resolve_launches_impl(launches, names, non_integer_knob_hints(knobs), out, err)) {
       return out;
     }
     return Status::invalid_argument("launches[" + std::to_string(err.launch) + "]." + err.field +

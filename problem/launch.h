@@ -47,8 +47,10 @@ std::map<std::string, std::string> non_integer_knob_hints(
 // block over 1024 threads, a negative shared size).
 // Each dimension is also held to CUDA's limits: grid x <= 2^31 - 1, grid y and z <= 65535,
 // block x and y <= 1024, block z <= 64. Dimensions not given are 1.
+// `device` adds the device's names (problem/tensor_map.h: sm_count).
 Result<std::vector<ResolvedLaunch>> resolve_launches(
     const std::vector<Launch>& launches, const Workload& w,
-    const std::map<std::string, std::string>& knobs);
+    const std::map<std::string, std::string>& knobs,
+    const std::map<std::string, int64_t>& device = {});
 
 }  // namespace arc::problem

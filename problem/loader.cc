@@ -235,7 +235,7 @@ void Loader::load_abi_limits(const Problem& p) {
 
 void Loader::load_compute_dtype(const toml::table& root, Problem& p) {
   if (!cuda_only(root, "", "compute_dtype", p) || p.backend != "cuda") return;
-  const std::vector<std::string> allowed = {"f32", "bf16", "f16"};
+  const std::vector<std::string> allowed = {"f32", "bf16", "f16", "fp8_e4m3"};
   const std::string expected =
       "one of " + join(allowed, true) + " (the GEMM peak that bounds the flops term)";
   auto is_allowed = [&](const std::string& d) {
@@ -422,7 +422,7 @@ void Loader::load_families(const toml::table& root, Problem& p) {
     const std::string prefix = "families[" + std::to_string(i++) + "]";
     known_fields(t, prefix,
                  {"name", "source", "library", "description", "tags", "knobs", "launches",
-                  "workspace", "gemm"});
+                  "workspace", "gemm", "tensor_maps", "constraints"});
     Family f;
     string(t, prefix, "name", f.name, true, "a family name (letters, digits, '_', '-', '.')");
     if (failed()) return;
@@ -434,7 +434,7 @@ void Loader::load_families(const toml::table& root, Problem& p) {
       fail(prefix + ".name", "a name no other family has", in_quotes(f.name) + " again");
       return;
     }
-    for (const char* key : {"library", "launches", "workspace", "gemm"}) {
+    for (const char* key : {"library", "launches", "workspace", "gemm", "tensor_maps"}) {
       cuda_only(t, prefix, key, p);
     }
     if (t.get("library") != nullptr) {
@@ -444,7 +444,7 @@ void Loader::load_families(const toml::table& root, Problem& p) {
         fail(prefix + ".library", expected, in_quotes(f.library));
       }
       // A library family runs no kernels of its own: the library owns the launches.
-      for (const char* key : {"source", "launches", "workspace"}) {
+      for (const char* key : {"source", "launches", "workspace", "tensor_maps", "constraints"}) {
         if (const toml::node* n = t.get(key); n != nullptr && !failed()) {
           fail(
               at(prefix, key),
@@ -477,6 +477,7 @@ void Loader::load_families(const toml::table& root, Problem& p) {
         }
       }
     }
+    load_family_constraints(t, prefix, f, p);
     if (p.backend == "cuda") load_cuda_family(t, prefix, f, p);
     if (failed()) return;
     p.families.push_back(std::move(f));
@@ -569,6 +570,11 @@ void Loader::load_seed(const toml::table& root, Problem& p) {
     }
   }
   if (failed()) return;
+  if (std::string why = f->constraint_violation(f->knob_values(v), p.integer_params());
+      !why.empty()) {
+    fail("seed.knobs", "knob values the family's constraints allow", why);
+    return;
+  }
   p.seed = Candidate{};
   p.seed.base = std::move(v);
 }

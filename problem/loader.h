@@ -138,20 +138,22 @@ class Loader : public FieldErrors {
   void check_resolution(const std::vector<Launch>& launches, const std::string& field,
                         const std::string* workspace, const std::string& workspace_field,
                         const std::vector<std::map<std::string, std::string>>& settings,
-                        const Problem& p);
+                        const Problem& p, const Family* f = nullptr);
   // The default knobs, then each knob at its first and at its last value with the others at
-  // their defaults.
-  static std::vector<std::map<std::string, std::string>> knob_settings(const Family& f);
+  // their defaults, leaving out the settings the family's constraints exclude.
+  static std::vector<std::map<std::string, std::string>> knob_settings(const Family& f,
+                                                                       const Problem& p);
   void load_reference_launches(const toml::table& root, Problem& p);
   // The CUDA part of a [[families]] entry: a library family's GEMM, or a source family's
   // launches and workspace, checked for every workload at the default and extreme knob values.
   void load_cuda_family(const toml::table& t, const std::string& prefix, Family& f,
                         const Problem& p);
-  // gemm = { a, b, c, d, m, n, k }: a [m, k] and b [n, k] inputs, d [m, n] an output, c an
-  // optional [m, n] input, one dtype for all.
+  // gemm = { a, b, c, d, m, n, k, a_scale, b_scale }: a [m, k] and b [n, k] inputs, d [m, n]
+  // an output, c an optional [m, n] input, one dtype for all; with fp8_e4m3 a and b, c and d
+  // are bf16, f16 or f32 and a_scale, b_scale optional scalar f32 inputs.
   void load_gemm(const toml::table& t, const std::string& prefix, Family& f, const Problem& p);
   // A library family's knobs select a cuBLASLt configuration (docs/problem-format-cuda.md).
-  void check_library_knobs(const std::string& prefix, const Family& f);
+  void check_library_knobs(const std::string& prefix, const Family& f, const Problem& p);
   void load_tolerance(const toml::table& root, Problem& p);
   void load_cost(const toml::table& root, Problem& p);
   // loader_shared.cc: [params] (after the axes), constraints (after the params), include_dirs.
@@ -167,6 +169,14 @@ class Loader : public FieldErrors {
                           Workload& w);
   void load_families(const toml::table& root, Problem& p);
   void load_knob(const toml::table& t, const std::string& prefix, Family& f);
+  // constraints = ["EXPR", ...] over the family's integer knobs and the integer params; the
+  // default knob values must satisfy them.
+  void load_family_constraints(const toml::table& t, const std::string& prefix, Family& f,
+                               const Problem& p);
+  // [[families.tensor_maps]] (docs/problem-format-cuda.md, "Tensor maps"), at most
+  // ARC_MAX_TENSOR_MAPS.
+  void load_tensor_maps(const toml::table& t, const std::string& prefix, Family& f,
+                        const Problem& p);
   void load_seed(const toml::table& root, Problem& p);
   fs::path dir_;
   std::map<std::string, fs::path> referenced_;

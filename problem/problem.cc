@@ -76,6 +76,53 @@ std::map<std::string, std::string> Problem::param_defines() const {
   return out;
 }
 
+std::string Family::constraint_violation(const std::map<std::string, std::string>& knob_text,
+                                         const std::map<std::string, int64_t>& params) const {
+  if (constraints.empty()) return "";
+  std::map<std::string, int64_t> names = params;
+  for (const auto& [k, text] : knob_text) {
+    int64_t v = 0;
+    if (parse_integer(text, v)) names[k] = v;
+  }
+  for (const auto& c : constraints) {
+    auto v = evaluate_in_scope(c, names, NameScope{"knob", "knobs"});
+    if (!v || *v == 0) {
+      std::string values;
+      for (const auto& [k, text] : knob_text)
+        values += (values.empty() ? "" : ", ") + k + "=" + text;
+      return "family " + name + "'s constraint \"" + c + "\" " +
+             (v ? std::string("does not hold")
+                : "cannot be evaluated (" + v.status().message() + ")") +
+             " at " + values;
+    }
+  }
+  return "";
+}
+
+std::map<std::string, int64_t> Problem::integer_params() const {
+  std::map<std::string, int64_t> out;
+  for (const auto& prm : params) {
+    if (prm.integer) out[prm.name] = static_cast<int64_t>(prm.value);
+  }
+  return out;
+}
+
+std::string Problem::constraint_violation(const Candidate& c) const {
+  const auto prm = integer_params();
+  auto check = [&](const Variant& v) -> std::string {
+    if (!v.source.empty() || v.family.empty()) return "";
+    const Family* f = family(v.family);
+    if (f == nullptr) return "problem " + name + " has no family '" + v.family + "'";
+    return f->constraint_violation(f->knob_values(v), prm);
+  };
+  if (std::string why = check(c.base); !why.empty()) return why;
+  for (const auto& [w, v] : c.gates) {
+    if (std::string why = check(v); !why.empty())
+      return "the variant for workload " + w + ": " + why;
+  }
+  return "";
+}
+
 std::map<std::string, std::string> Problem::defines_for(const Variant& v) const {
   std::map<std::string, std::string> out = v.knobs;
   for (const auto& prm : params) out[prm.name] = prm.text;

@@ -45,6 +45,8 @@ struct ResolvedLaunch {
 struct GemmSpec {
   std::string a, b, c, d;  // c may be empty
   std::string m, n, k;     // axis names
+  // fp8 a and b only: scalar f32 inputs (shape []) the product is multiplied by; empty: 1.
+  std::string a_scale, b_scale;
 };
 
 struct Workload {
@@ -69,6 +71,19 @@ struct Knob {
   std::string default_value;        // one of `values`
 };
 
+// A TMA tensor map a family's kernels receive as a __grid_constant__ parameter
+// (docs/problem-format-cuda.md, "Tensor maps"; cuda/include/arc_cuda.h): a view of one input or
+// output, dense row-major as declared, copied in boxes. Expressions over the axes, the integer
+// params, the family's integer knobs and the device's sm_count.
+struct TensorMapSpec {
+  std::string tensor;                        // an input or output name
+  std::vector<std::string> box;              // one extent per dimension, in the shape's order
+  std::string swizzle = "0";                 // bytes: 0 (none), 32, 64 or 128
+  std::vector<std::string> element_strides;  // one per dimension, in the shape's order; empty: 1s
+  std::string l2_promotion = "128";          // bytes: 0 (none), 64, 128 or 256
+  std::string oob_fill = "zero";             // elements outside the tensor read as "zero" | "nan"
+};
+
 struct Family {
   std::string name;
   std::string description;
@@ -81,8 +96,18 @@ struct Family {
   // cuda: "cublaslt" for a library family (no source; knobs select the algorithm); else "".
   std::string library;
   GemmSpec gemm;
+  // cuda: the tensor maps the kernels receive (a second kernel parameter when not empty).
+  std::vector<TensorMapSpec> tensor_maps;
+  // Expressions over the family's integer knobs and the integer params, each non-zero for every
+  // variant of the search space: a knob combination that violates one is not in the space (the
+  // agents and sweeps never propose it; a candidate that names one fails before it compiles).
+  std::vector<std::string> constraints;
   const Knob* knob(const std::string& name) const;
   Variant default_variant() const;
+  // "" when `knobs` (every knob's value, e.g. knob_values(v)) satisfy every constraint, else
+  // which constraint fails and the values it saw.
+  std::string constraint_violation(const std::map<std::string, std::string>& knobs,
+                                   const std::map<std::string, int64_t>& params) const;
   // Every knob's value for variant `v`: the defaults overridden by v's knobs.
   std::map<std::string, std::string> knob_values(const Variant& v) const;
 };
@@ -115,7 +140,7 @@ struct Problem {
   std::filesystem::path reference;  // reference source (absolute)
   std::vector<Family> families;
   std::vector<Launch> reference_launches;  // cuda: the reference's kernels, in order
-  std::string compute_dtype;               // cuda: "f32" | "bf16" | "f16" (default: first input's)
+  std::string compute_dtype;               // cuda: f32, bf16, f16, fp8_e4m3; default: inputs[0]'s
   Candidate seed;                          // the starting implementation (the baseline)
   std::vector<Param> params;               // [params], in the order written
   std::vector<std::string> constraints;  // expressions over axes and integer params, each non-zero
@@ -142,6 +167,12 @@ struct Problem {
   // What a variant is compiled with: its knobs plus the params (a param wins over a free-source
   // variant's define of the same name).
   std::map<std::string, std::string> defines_for(const Variant& v) const;
+  // The integer params by name (what family constraints and expressions may name).
+  std::map<std::string, int64_t> integer_params() const;
+  // "" when every variant of `c` (base and gates) names a family of the problem and satisfies
+  // its constraints, else why not (the family, the constraint, the knob values). A variant with
+  // free source text is not checked.
+  std::string constraint_violation(const Candidate& c) const;
 };
 
 // Loads and validates a problem from its problem.toml or the folder holding it. Errors name the

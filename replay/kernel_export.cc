@@ -115,6 +115,82 @@ cudaError_t arc_with_own_workspace(int device, cudaStream_t stream, size_t bytes
 
 )ARC";
 
+// What a launcher whose launch expressions name the device's sm_count or whose families
+// declare tensor maps uses (docs/export.md, "Tensor maps").
+constexpr const char* kDeviceCommon = R"ARC(// ---- the device's SM count and tensor maps ----
+namespace {
+
+// The current device's multiprocessor count (sm_count in launch expressions), cached per device.
+[[maybe_unused]] double arc_sm_count() {
+  static std::atomic<int> counts[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return 1;
+  int v = counts[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || v < 1) v = 1;
+    counts[device].store(v, std::memory_order_relaxed);
+  }
+  return v;
+}
+
+[[maybe_unused]] CUtensorMapSwizzle arc_swizzle(double bytes) {
+  return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+       : bytes == 32  ? CU_TENSOR_MAP_SWIZZLE_32B  : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+[[maybe_unused]] CUtensorMapL2promotion arc_l2_promotion(double bytes) {
+  return bytes == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+       : bytes == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B  : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+}
+
+// Encodes one tensor map as the KernelArc engine does (dense row-major; dims and box innermost
+// first; the row strides follow from the dims and the element size), through the runtime's
+// driver entry point, so nothing links libcuda.
+[[maybe_unused]] cudaError_t arc_encode_tensor_map(arc_tensor_map* out, CUtensorMapDataType type,
+                                                   unsigned elem_bytes, unsigned rank, void* base,
+                                                   const cuuint64_t* dims, const cuuint32_t* box,
+                                                   const cuuint32_t* element_strides,
+                                                   CUtensorMapSwizzle swizzle,
+                                                   CUtensorMapL2promotion l2, bool nan_fill) {
+  typedef CUresult (*Encode)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                             const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                             CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static const Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<Encode>(nullptr);
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (encode == nullptr) return arc_error(cudaErrorNotSupported, "finding cuTensorMapEncodeTiled");
+  cuuint64_t strides[4];
+  cuuint64_t stride = elem_bytes;
+  for (unsigned j = 0; j + 1 < rank && j < 4; ++j) {
+    stride *= dims[j];
+    strides[j] = stride;
+  }
+  const CUresult r = encode(reinterpret_cast<CUtensorMap*>(out), type, rank, base, dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+                            nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                                     : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return arc_error(cudaErrorInvalidValue, "cuTensorMapEncodeTiled");
+  return cudaSuccess;
+}
+
+}  // namespace
+
+)ARC";
+
+// The driver's tensor-map element type of a dtype (1-byte types move as bytes).
+const char* tensor_map_type(const std::string& dtype) {
+  if (dtype == "f32") return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+  if (dtype == "f64") return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
+  if (dtype == "bf16") return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+  if (dtype == "f16") return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  if (dtype == "i32") return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+  return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+}
+
 int index_of(const std::vector<problem::TensorSpec>& ts, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].name == name) return static_cast<int>(i);
@@ -232,6 +308,8 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   if (uses_lt) {
     for (const auto& l : lt_runtime_includes()) includes.insert(l);
   }
+  includes.insert("#include <atomic>");
+  includes.insert("#include <cuda.h>");
   for (const auto& src : sources) {
     for (const auto& l : hoisted_includes(src, {"arc_cuda.h"})) includes.insert(l);
   }
@@ -241,7 +319,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   cu << "#include \"" << name
      << ".h\"\n\n// ---- the KernelArc kernel ABI (cuda/include/arc_cuda.h) ----\n"
      << abi.value() << "\n"
-     << kCommon;
+     << kCommon << kDeviceCommon;
 
   for (size_t i = 0; i < variants.size(); ++i) {
     if (library[i]) continue;
@@ -287,7 +365,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   cu << variant_for_function(p, ev, name);
 
   auto axis_locals = [&p]() {
-    std::string s;
+    std::string s = "  [[maybe_unused]] const double sm_count = arc_sm_count();\n";
     for (size_t a = 0; a < p.axes.size(); ++a) {
       s += "  [[maybe_unused]] const double " + p.axes[a] + " = static_cast<double>(axes[" +
            std::to_string(a) + "]);\n";
@@ -316,6 +394,12 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     const int id = index_of(p.outputs, f.gemm.d);
     if (ia < 0 || ib < 0 || id < 0 || (!f.gemm.c.empty() && ic < 0)) {
       return Status::invalid_argument("family " + f.name + ": gemm tensors not found");
+    }
+    const std::string& dtype = p.inputs[static_cast<size_t>(ia)].dtype;
+    if (dtype != "bf16" && dtype != "f16" && dtype != "f32") {
+      return Status::invalid_argument("family " + f.name + ": the export's cuBLASLt runtime runs " +
+                                      "bf16, f16 and f32 products, not " + dtype +
+                                      " (fp8 scales and fast accumulation are not exported yet)");
     }
     lt_shape[i] = "arc_v" + std::to_string(i) + "_plans, llround(" + f.gemm.m + "), llround(" +
                   f.gemm.n + "), llround(" + f.gemm.k + "), " +
@@ -377,6 +461,51 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
        << ";\n      a.n_axes = " << p.axes.size() << ";\n"
        << "      auto run = [&](void* ws) -> cudaError_t {\n        a.ws = ws;\n"
        << "        cudaError_t err = cudaSuccess;\n";
+    if (!f.tensor_maps.empty()) {
+      cu << "        arc_tensor_maps maps;\n        memset(&maps, 0, sizeof maps);\n";
+      for (size_t m = 0; m < f.tensor_maps.size(); ++m) {
+        const problem::TensorMapSpec& spec = f.tensor_maps[m];
+        int index = index_of(p.inputs, spec.tensor);
+        bool output = false;
+        if (index < 0) {
+          index = index_of(p.outputs, spec.tensor);
+          output = true;
+        }
+        if (index < 0)
+          return Status::invalid_argument("tensor map of unknown tensor " + spec.tensor);
+        const problem::TensorSpec& t =
+            output ? p.outputs[static_cast<size_t>(index)] : p.inputs[static_cast<size_t>(index)];
+        auto innermost_first = [](const std::vector<std::string>& v, const char* fallback) {
+          std::string out;
+          for (size_t d = v.size(); d-- > 0;)
+            out += std::string(out.empty() ? "" : ", ") + "static_cast<cuuint64_t>(llround(" +
+                   cxx_expr(v[d]) + "))";
+          return out.empty() ? std::string(fallback) : out;
+        };
+        std::string es;
+        for (size_t d = t.shape.size(); d-- > 0;) {
+          es += std::string(es.empty() ? "" : ", ") +
+                (spec.element_strides.empty() ? std::string("1")
+                                              : "static_cast<cuuint32_t>(llround(" +
+                                                    cxx_expr(spec.element_strides[d]) + "))");
+        }
+        std::string box;
+        for (size_t d = spec.box.size(); d-- > 0;)
+          box += std::string(box.empty() ? "" : ", ") + "static_cast<cuuint32_t>(llround(" +
+                 cxx_expr(spec.box[d]) + "))";
+        cu << "        {  // tensor map " << m << ": " << spec.tensor << "\n"
+           << "          const cuuint64_t dims[] = {" << innermost_first(t.shape, "1") << "};\n"
+           << "          const cuuint32_t box[] = {" << box << "};\n"
+           << "          const cuuint32_t element_strides[] = {" << es << "};\n"
+           << "          err = arc_encode_tensor_map(&maps.map[" << m << "], "
+           << tensor_map_type(t.dtype) << ", " << problem::dtype_bytes(t.dtype) << ", "
+           << t.shape.size() << ", a." << (output ? "out" : "in") << "[" << index
+           << "], dims, box, element_strides, arc_swizzle(" << cxx_expr(spec.swizzle)
+           << "), arc_l2_promotion(" << cxx_expr(spec.l2_promotion) << "), "
+           << (spec.oob_fill == "nan" ? "true" : "false") << ");\n"
+           << "          if (err != cudaSuccess) return err;\n        }\n";
+      }
+    }
     for (const auto& l : f.launches) {
       auto dims = [](const std::vector<std::string>& d) {
         std::string s = "dim3(";
@@ -394,7 +523,8 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));\n"
          << "            if (err != cudaSuccess) return arc_error(err, \"cudaFuncSetAttribute("
          << l.kernel << ", MaxDynamicSharedMemorySize)\");\n          }\n          " << kernel
-         << "<<<" << dims(l.grid) << ", " << dims(l.block) << ", shared, stream>>>(a);\n"
+         << "<<<" << dims(l.grid) << ", " << dims(l.block) << ", shared, stream>>>(a"
+         << (f.tensor_maps.empty() ? "" : ", maps") << ");\n"
          << "          err = cudaGetLastError();\n          if (err != cudaSuccess) return "
             "arc_error(err, \"the launch of "
          << l.kernel << "\");\n        }\n";

@@ -266,11 +266,13 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
 }
 
 int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, uint32_t sample,
-              uint64_t seed, const std::string& campaign_flag, bool quiet,
+              uint64_t seed, const std::string& campaign_flag,
+              const std::vector<std::string>& families, bool quiet,
               const arc::eval::Sandbox& sandbox) {
   auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   arc::actors::SweepOptions o;
+  o.families = families;
   o.sample = sample;
   o.seed = seed;
   // Evaluation settings: those of the given campaign, else of the problem's own campaign.toml.
@@ -472,6 +474,9 @@ int main(int argc, char** argv) {
   arc::tools::add_integer_flag(sweep, "--seed", sweep_seed, arc::actors::kSeedRange,
                                "sampling and input seed");
   sweep->add_option("--campaign", sweep_campaign, "take [evaluation] from this campaign file");
+  std::vector<std::string> sweep_families;
+  sweep->add_option("--family", sweep_families,
+                    "sweep only this family (repeatable; the seed is always measured)");
   sweep->add_flag("--quiet", sweep_quiet, "no progress");
 
   add_sandbox_flag(sweep);
@@ -534,7 +539,7 @@ int main(int argc, char** argv) {
   if (*resume) return cmd_resume(resume_dir, resume_json, choice, resume_quiet);
   if (*sweep) {
     return cmd_sweep(sweep_problem, sweep_dir, sweep_sample, sweep_seed, sweep_campaign,
-                     sweep_quiet, choice.sandbox);
+                     sweep_families, sweep_quiet, choice.sandbox);
   }
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);

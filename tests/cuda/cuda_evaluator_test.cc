@@ -467,6 +467,67 @@ TEST_F(CudaEvaluatorTest, AnImpossibleWorkspaceIsOutOfMemory) {
   EXPECT_EQ(run(ev, mode(0)).workloads[0]->status, WorkloadStatus::OK);
 }
 
+// The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms:
+// persistent or not, one to three consumers, each swizzle, clusters with and without TMA
+// multicast, split-K through distributed shared memory, swapped operands for a skinny m, and
+// the in-place residual (attn_out_proj_bf16). Every variant is correct on every workload.
+TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
+  ARC_REQUIRE_GPU();
+  const std::vector<std::map<std::string, std::string>> variants = {
+      {},
+      {{"PERSIST", "0"}, {"RASTER", "1"}, {"GROUP", "1"}},
+      {{"BLOCK_M", "64"},
+       {"BLOCK_N", "128"},
+       {"CONSUMERS", "1"},
+       {"SWIZZLE", "64"},
+       {"BLOCK_K", "64"},
+       {"STAGES", "6"}},
+      {{"BLOCK_M", "192"},
+       {"BLOCK_N", "128"},
+       {"CONSUMERS", "3"},
+       {"SWIZZLE", "32"},
+       {"BLOCK_K", "32"}},
+      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}},
+      {{"CLUSTER_M", "2"}, {"CLUSTER_N", "2"}, {"MULTICAST", "1"}, {"BLOCK_N", "128"}},
+      {{"CLUSTER_N", "2"},
+       {"MULTICAST", "0"},
+       {"BLOCK_N", "128"},
+       {"BLOCK_K", "128"},
+       {"STAGES", "3"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "32"}, {"BLOCK_M", "64"}, {"CONSUMERS", "1"}}};
+  for (const char* name : {"gemm_bf16", "attn_out_proj_bf16"}) {
+    const bool residual = std::string(name) == "attn_out_proj_bf16";
+    auto p = load_problem(source_dir() / "problems" / "gpu" / name);
+    ASSERT_TRUE(p) << p.status().to_string();
+    const Family* f = p->family("hopper");
+    ASSERT_NE(f, nullptr);
+    CudaEvaluator ev(*p, options());
+    EvalSettings s = light();
+    s.rounds = 1;
+    s.repetitions = 3;
+    s.timeout_s = 60;
+    for (size_t i = 0; i < variants.size(); ++i) {
+      // The residual path differs only in the epilogue: the default and one swapped variant.
+      if (residual && i != 0 && i != 7) continue;
+      const auto& knobs = variants[i];
+      Candidate c;
+      c.base = f->default_variant();
+      for (const auto& [k, v] : knobs) c.base.knobs[k] = v;
+      ASSERT_EQ(p->constraint_violation(c), "") << c.base.key();
+      auto r = run(ev, c, s);
+      for (const auto& w : r.workloads) {
+        EXPECT_EQ(w->status, WorkloadStatus::OK)
+            << name << " " << c.base.key() << " " << w->workload << ": " << w->error;
+        const auto flops = p->flops(*p->workload(w->workload));
+        std::printf("%-20s %-70s %-26s %10.1f us  %7.1f TFLOP/s\n", name, c.base.key().c_str(),
+                    w->workload.c_str(), w->median_ns / 1e3,
+                    flops && w->median_ns > 0 ? *flops / w->median_ns / 1e3 : 0.0);
+      }
+    }
+  }
+}
+
 // Every shipped GPU problem: the seed and every family's defaults pass on every workload.
 class ShippedGpuProblems : public CudaEvaluatorTest,
                            public ::testing::WithParamInterface<std::string> {};
@@ -507,7 +568,8 @@ TEST_P(ShippedGpuProblems, SeedAndFamilyDefaultsPass) {
 INSTANTIATE_TEST_SUITE_P(Gpu, ShippedGpuProblems,
                          ::testing::Values("softmax_f32", "softmax_bf16", "rmsnorm_bf16",
                                            "layernorm_bf16", "bias_gelu_bf16", "rowsum_f32",
-                                           "gemm_bf16", "attn_out_proj_bf16", "swiglu_bf16"));
+                                           "gemm_bf16", "attn_out_proj_bf16", "swiglu_bf16",
+                                           "gemm_fp8"));
 
 }  // namespace
 }  // namespace arc::eval

@@ -33,6 +33,39 @@ TEST(Sweep, SearchSpaceEnumeratesEveryKnobCombination) {
   EXPECT_EQ(hashes.size(), expected);  // no candidate twice
 }
 
+// The Hopper GEMM family: millions of knob combinations; enumeration and sampling both stay
+// inside its constraints, a sample is the same for a seed and differs across seeds, and a
+// family filter keeps to that family.
+TEST(Sweep, LargeSpacesAreSampledWithinTheFamilyConstraints) {
+  auto p = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const problem::Family* f = p->family("hopper");
+  ASSERT_NE(f, nullptr);
+  const uint64_t space = actors::search_space_size(p.value(), {"hopper"});
+  EXPECT_GT(space, 1'000'000u);
+  EXPECT_LT(space, actors::search_space_size(p.value()));
+  auto a = actors::sample_space(p.value(), 600, 7, {"hopper"});
+  auto b = actors::sample_space(p.value(), 600, 7, {"hopper"});
+  auto c = actors::sample_space(p.value(), 600, 8, {"hopper"});
+  ASSERT_EQ(a.size(), 600u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::set<std::string> hashes;
+  std::set<std::string> values_of_block_n;
+  for (const auto& cand : a) {
+    EXPECT_EQ(cand.base.family, "hopper");
+    EXPECT_EQ(p->constraint_violation(cand), "") << cand.base.key();
+    hashes.insert(cand.hash());
+    values_of_block_n.insert(cand.base.knobs.at("BLOCK_N"));
+  }
+  EXPECT_EQ(hashes.size(), a.size());
+  EXPECT_EQ(values_of_block_n.size(), f->knob("BLOCK_N")->values.size());
+  // Enumeration in order also skips what the constraints exclude.
+  auto first = actors::search_space(p.value(), 2000, {"hopper"});
+  ASSERT_EQ(first.size(), 2000u);
+  for (const auto& cand : first) EXPECT_EQ(p->constraint_violation(cand), "") << cand.base.key();
+}
+
 TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
   auto p = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/matmul");
   ASSERT_TRUE(p.ok());

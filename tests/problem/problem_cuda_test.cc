@@ -14,6 +14,7 @@
 #include "problem/expression.h"
 #include "problem/launch.h"
 #include "problem/problem.h"
+#include "problem/tensor_map.h"
 
 namespace arc::problem {
 namespace {
@@ -52,7 +53,7 @@ std::vector<fs::path> gpu_problems() {
 
 TEST(CudaShippedProblems, AllLoadAndResolveForEveryWorkload) {
   const auto dirs = gpu_problems();
-  ASSERT_EQ(dirs.size(), 9u);
+  ASSERT_EQ(dirs.size(), 10u);
   std::set<std::string> hashes;
   for (const auto& dir : dirs) {
     SCOPED_TRACE(dir.string());
@@ -60,7 +61,7 @@ TEST(CudaShippedProblems, AllLoadAndResolveForEveryWorkload) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     EXPECT_EQ(p->backend, "cuda");
     EXPECT_TRUE(p->compute_dtype == "f32" || p->compute_dtype == "bf16" ||
-                p->compute_dtype == "f16")
+                p->compute_dtype == "f16" || p->compute_dtype == "fp8_e4m3")
         << p->compute_dtype;
     EXPECT_FALSE(p->reference_launches.empty());
     EXPECT_NE(p->family(p->seed.base.family), nullptr);
@@ -86,7 +87,7 @@ TEST(CudaShippedProblems, AllLoadAndResolveForEveryWorkload) {
         ASSERT_FALSE(f.launches.empty());
         EXPECT_TRUE(fs::exists(f.source));
         const auto knobs = f.default_variant().knobs;
-        auto r = resolve_launches(f.launches, w, knobs);
+        auto r = resolve_launches(f.launches, w, knobs, check_device_names());
         ASSERT_TRUE(r.ok()) << r.status().to_string();
         ASSERT_EQ(r->size(), f.launches.size());
         for (size_t i = 0; i < r->size(); ++i) {
@@ -591,9 +592,9 @@ TEST_F(TempCudaProblem, ExplicitComputeDtypeAndHashCoversLaunches) {
 }
 
 TEST_F(TempCudaProblem, BadComputeDtype) {
-  expect_error(
-      with("backend = \"cuda\"\n", "backend = \"cuda\"\ncompute_dtype = \"f64\"\n"),
-      {"field 'compute_dtype'", "expected one of \"f32\", \"bf16\", \"f16\"", "got \"f64\""});
+  expect_error(with("backend = \"cuda\"\n", "backend = \"cuda\"\ncompute_dtype = \"f64\"\n"),
+               {"field 'compute_dtype'", "expected one of \"f32\", \"bf16\", \"f16\", \"fp8_e4m3\"",
+                "got \"f64\""});
   expect_error(with("name = \"x\"\ndtype = \"bf16\"", "name = \"x\"\ndtype = \"i8\""),
                {"field 'compute_dtype'", "the first input's dtype, is not one of them",
                 "got nothing (inputs[0].dtype = \"i8\")"});
@@ -763,8 +764,8 @@ TEST_F(TempCudaProblem, ExpressionFormIsCheckedWithItsField) {
   expect_error(
       with("shared = \"THREADS * VEC * 4\"", "shared = \"ceil(THREADS)\""),
       {"field 'families[1].launches[0].shared'",
-       "expected an arithmetic expression over the axes (rows, cols) and the family's integer "
-       "knobs (THREADS, VEC)",
+       "expected an arithmetic expression over the axes (rows, cols), the family's integer "
+       "knobs (THREADS, VEC) and the device's sm_count",
        "got \"ceil(THREADS)\"", "unknown function 'ceil' at position 1"});
   expect_error(with("grid = [\"cdiv(rows, 4)\", 2]", "grid = [\"cdiv(rows, 4)\", \"2 *\"]"),
                {"field 'families[1].launches[0].grid[1]'", "got \"2 *\"", "got end of expression"});
@@ -824,6 +825,175 @@ TEST_F(TempCudaProblem, NegativeWorkspace) {
        "expected a number of bytes: an integer in [0, 1099511627776]", "for workload 'small'"});
   expect_error(with("workspace = \"rows * 4\"", "workspace = 2.5"),
                {"field 'families[1].workspace'", "a byte count", "got 2.5"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Family constraints and tensor maps
+
+constexpr const char* kMaps = R"toml(
+[[families.tensor_maps]]
+tensor = "x"
+box = ["VEC * 2", "64"]
+swizzle = 128
+
+[[families.tensor_maps]]
+tensor = "y"
+box = [1, 64]
+l2_promotion = 256
+oob_fill = "nan"
+)toml";
+
+std::string with_maps(const std::string& base, const std::string& maps) {
+  std::string s = base;
+  const size_t at = s.find("\n[seed]");
+  s.insert(at, maps);
+  return s;
+}
+
+TEST_F(TempCudaProblem, TensorMapsResolvePerWorkloadInnermostFirst) {
+  auto p = load(with_maps(kValidCuda, kMaps));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const Family& f = p->families[1];
+  ASSERT_EQ(f.tensor_maps.size(), 2u);
+  EXPECT_EQ(f.tensor_maps[0].tensor, "x");
+  EXPECT_EQ(f.tensor_maps[1].oob_fill, "nan");
+  auto knobs = f.default_variant().knobs;  // THREADS 256, VEC 4
+  auto maps = resolve_tensor_maps(*p, f, p->workloads[1], knobs, check_device_names());
+  ASSERT_TRUE(maps.ok()) << maps.status().to_string();
+  ASSERT_EQ(maps->size(), 2u);
+  const ResolvedTensorMap& x = (*maps)[0];
+  EXPECT_FALSE(x.output);
+  EXPECT_EQ(x.index, 0);
+  EXPECT_EQ(x.dims, (std::vector<uint64_t>{4096, 1000}));  // cols, rows
+  EXPECT_EQ(x.strides, (std::vector<uint64_t>{4096 * 2}));
+  EXPECT_EQ(x.box, (std::vector<uint32_t>{64, 8}));  // 64 along cols, VEC * 2 rows
+  EXPECT_EQ(x.element_strides, (std::vector<uint32_t>{1, 1}));
+  EXPECT_EQ(x.swizzle, 128u);
+  EXPECT_EQ(x.l2_promotion, 128u);
+  const ResolvedTensorMap& y = (*maps)[1];
+  EXPECT_TRUE(y.output);
+  EXPECT_EQ(y.index, 0);
+  EXPECT_EQ(y.l2_promotion, 256u);
+  EXPECT_TRUE(y.nan_fill);
+}
+
+TEST_F(TempCudaProblem, TensorMapsBreakingTmaRulesAreRefusedNamingTheField) {
+  expect_error(with_maps(kValidCuda, edit(kMaps, "\"64\"", "\"THREADS * 2\"")),
+               {"field 'families[1].tensor_maps[0].box[1]'", "an integer from 1 to 256",
+                "\"THREADS * 2\" = 512"});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "\"64\"", "\"THREADS / 64\"")),
+               {"field 'families[1].tensor_maps[0].box[1]'",
+                "an innermost box of a multiple of 16 bytes", "4 elements of 2 bytes"});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "swizzle = 128", "swizzle = 32")),
+               {"field 'families[1].tensor_maps[0].box[1]'", "at most the swizzle span (32 bytes)",
+                "128 bytes"});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "swizzle = 128", "swizzle = 48")),
+               {"field 'families[1].tensor_maps[0].swizzle'", "0, 32, 64 or 128"});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "tensor = \"x\"", "tensor = \"z\"")),
+               {"field 'families[1].tensor_maps[0].tensor'", "an input or output", "got \"z\""});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "box = [1, 64]", "box = [64]")),
+               {"field 'families[1].tensor_maps[1].box'", "2 extents", "got 1"});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "oob_fill = \"nan\"", "oob_fill = \"one\"")),
+               {"field 'families[1].tensor_maps[1].oob_fill'", "\"zero\" or \"nan\""});
+  expect_error(with_maps(kValidCuda, edit(kMaps, "box = [1, 64]", "box = [1, \"BLOCK\"]")),
+               {"field 'families[1].tensor_maps[1].box[1]'", "unknown name 'BLOCK'"});
+  // Rows of an odd number of bf16 elements are not 16-byte strides.
+  expect_error(with_maps(edit(kValidCuda, "axes = { rows = 1000, cols = 4096 }",
+                              "axes = { rows = 1000, cols = 4095 }"),
+                         kMaps),
+               {"field 'families[1].tensor_maps[0].tensor'", "multiples of 16 bytes", "8190 bytes",
+                "for workload 'large'"});
+  // A library family has no kernels to take maps.
+  expect_error(edit(kValidCuda, "[[families]]\nname = \"rowwise\"",
+                    "[[families.tensor_maps]]\ntensor = \"x\"\nbox = [1, 8]\n\n"
+                    "[[families]]\nname = \"rowwise\""),
+               {"field 'families[0].tensor_maps'", "no 'tensor_maps' in a library family"});
+}
+
+TEST_F(TempCudaProblem, SmCountNamesTheDeviceInLaunchExpressions) {
+  auto p = load(edit(kValidCuda, "grid = [\"cdiv(rows, 4)\", 2]",
+                     "grid = [\"min(cdiv(rows, 4), sm_count)\", 2]"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const Family& f = p->families[1];
+  auto r =
+      resolve_launches(f.launches, p->workloads[1], f.default_variant().knobs, {{"sm_count", 114}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].grid[0], 114);  // min(250, 114)
+  auto r2 = resolve_launches(f.launches, p->workloads[1], f.default_variant().knobs,
+                             check_device_names());
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ((*r2)[0].grid[0], kCheckSmCount);
+  // The reference's launches have no device names.
+  expect_error(edit(kValidCuda, "grid = [\"rows\"]", "grid = [\"sm_count\"]"),
+               {"field 'reference_launches[0].grid[0]'", "unknown name 'sm_count'"});
+}
+
+TEST_F(TempCudaProblem, FamilyConstraintsBoundTheSpace) {
+  const std::string constrained =
+      edit(kValidCuda, "workspace = \"rows * 4\"",
+           "workspace = \"rows * 4\"\nconstraints = [\"THREADS * VEC <= 2048\", \"VEC != 2\"]");
+  auto p = load(constrained);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const Family& f = p->families[1];
+  EXPECT_EQ(f.constraints.size(), 2u);
+  auto at = [&](const std::string& threads, const std::string& vec) {
+    auto k = f.default_variant().knobs;
+    k["THREADS"] = threads;
+    k["VEC"] = vec;
+    return f.constraint_violation(k, p->integer_params());
+  };
+  EXPECT_EQ(at("256", "8"), "");
+  expect_in_order(at("1024", "4"),
+                  {"family rowwise's constraint \"THREADS * VEC <= 2048\" does not hold",
+                   "THREADS=1024", "VEC=4"});
+  EXPECT_NE(at("128", "2"), "");
+  Candidate c;
+  c.base = f.default_variant();
+  EXPECT_EQ(p->constraint_violation(c), "");
+  c.gates["large"] = f.default_variant();
+  c.gates["large"].knobs["VEC"] = "2";
+  expect_in_order(p->constraint_violation(c),
+                  {"the variant for workload large", "\"VEC != 2\" does not hold"});
+  // Knob extremes outside the constraints are not checked as launches (THREADS = 1024 with
+  // VEC = 4 would be excluded anyway), and the defaults must satisfy them.
+  expect_error(edit(constrained, "\"VEC != 2\"", "\"VEC != 4\""),
+               {"field 'families[1].constraints'", "constraints the default knob values satisfy",
+                "\"VEC != 4\" does not hold"});
+  expect_error(edit(constrained, "\"VEC != 2\"", "\"EXP == 1\""),
+               {"field 'families[1].constraints[1]'", "unknown knob 'EXP'"});
+  expect_error(edit(constrained, "[seed]\nfamily = \"rowwise\"",
+                    "[seed]\nfamily = \"rowwise\"\nknobs = { VEC = 2 }"),
+               {"field 'seed.knobs'", "knob values the family's constraints allow",
+                "\"VEC != 2\" does not hold"});
+}
+
+TEST(CudaShippedProblems, HopperFamilySpaceIsLargeAndItsConstraintsHoldAtTheDefaults) {
+  for (const char* name : {"gemm_bf16", "attn_out_proj_bf16"}) {
+    auto p = load_problem(kRoot / "problems/gpu" / name);
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const Family* f = p->family("hopper");
+    ASSERT_NE(f, nullptr) << name;
+    uint64_t combinations = 1;
+    for (const auto& k : f->knobs) combinations *= k.values.size();
+    EXPECT_GE(combinations, 10000u);
+    EXPECT_EQ(f->tensor_maps.size(), 4u);
+    EXPECT_EQ(f->constraint_violation(f->default_variant().knobs, p->integer_params()), "");
+    // Three consumers of 64 rows each cannot split a 128-row tile.
+    auto k = f->default_variant().knobs;
+    k["CONSUMERS"] = "3";
+    EXPECT_NE(f->constraint_violation(k, p->integer_params()), "");
+    for (const auto& w : p->workloads) {
+      auto maps = resolve_tensor_maps(*p, *f, w, f->default_variant().knobs, check_device_names());
+      ASSERT_TRUE(maps.ok()) << maps.status().to_string();
+      EXPECT_EQ((*maps)[0].box, (std::vector<uint32_t>{64, 128}));  // an atom of K by BLOCK_M
+      EXPECT_EQ((*maps)[1].box, (std::vector<uint32_t>{64, 256}));  // by BLOCK_N
+      EXPECT_EQ((*maps)[0].swizzle, 128u);
+      auto l = resolve_launches(f->launches, w, f->default_variant().knobs, check_device_names());
+      ASSERT_TRUE(l.ok()) << l.status().to_string();
+      EXPECT_LE((*l)[0].grid[0], kCheckSmCount);  // persistent: at most one block per SM
+      EXPECT_EQ((*l)[0].block[0], 384);
+    }
+  }
 }
 
 TEST_F(TempCudaProblem, KnobMayNotShadowAnAxis) {

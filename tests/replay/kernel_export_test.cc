@@ -264,6 +264,37 @@ TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
   EXPECT_EQ(nvcc_build(out, "gemm_bf16", true), "");
 }
 
+// A Hopper-family best (tensor maps, clusters, the device's sm_count in its grid): the launcher
+// encodes each declared map over the caller's buffers, passes them as the kernel's second
+// parameter and sizes the persistent grid from the device; nvcc builds it.
+TEST(KernelExport, HopperBestEncodesItsTensorMapsAndNvccBuilds) {
+  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  problem::Candidate best;
+  best.base = problem->family("hopper")->default_variant();
+  best.base.knobs["CLUSTER_M"] = "2";
+  best.base.knobs["MULTICAST"] = "1";
+  ASSERT_EQ(problem->constraint_violation(best), "");
+  const fs::path run = gpu_run("problems/gpu/gemm_bf16", best, {});
+  const fs::path out = scratch("cuda-hopper");
+  auto written = export_run(run, "cuda", out);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  const std::string cu = slurp(out / "gemm_bf16.cu");
+  for (int m = 0; m < 4; ++m) {
+    EXPECT_NE(cu.find("err = arc_encode_tensor_map(&maps.map[" + std::to_string(m) +
+                      "], "
+                      "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, a.in["),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_NE(cu.find("arc_v0::arc_v0_gemm_hopper<<<"), std::string::npos);
+  EXPECT_NE(cu.find(", shared, stream>>>(a, maps);"), std::string::npos);
+  EXPECT_NE(cu.find("const double sm_count = arc_sm_count();"), std::string::npos);
+  EXPECT_NE(cu.find("#define CLUSTER_M 2"), std::string::npos);
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc << ": not compiled";
+  EXPECT_EQ(nvcc_build(out, "gemm_bf16", false), "");
+}
+
 TEST(KernelExport, HostRunIsRefusedWithTheReason) {
   // A host problem's run: nothing CUDA to export.
   auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");
