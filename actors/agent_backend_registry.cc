@@ -83,8 +83,10 @@ CoreSettings core_settings(const CampaignConfig& c) {
 }
 
 void CampaignContext::build_cores() {
+  CoreSettings settings = core_settings(config);
+  settings.restriction = restriction;
   cores =
-      std::make_unique<CoreFactory>(core_settings(config), problem, skills, family_sources, device);
+      std::make_unique<CoreFactory>(std::move(settings), problem, skills, family_sources, device);
 }
 
 caf::actor spawn_agent(caf::actor_system& sys, CampaignContext* ctx, uint32_t index,

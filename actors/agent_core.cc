@@ -234,6 +234,7 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
   const std::string inc_canonical = inc.candidate.canonical();
   auto accept = [&](const problem::Candidate& c, std::string move) -> std::optional<Generated> {
     if (traps.count(move) != 0) return std::nullopt;
+    if (setup_.restriction && !setup_.restriction->admits(c)) return std::nullopt;
     // Outside the families' constraints is outside the search space.
     if (!p.constraint_violation(c).empty()) return std::nullopt;
     std::string canonical = normalized_canonical(c);
@@ -314,8 +315,10 @@ std::optional<AgentCore::Generated> AgentCore::generate(const skills::Skill& ski
       c.base = v;
       return accept(c, std::string()).has_value();
     };
-    auto pick =
-        pick_by_model(space, inc.candidate.base, view, mix64(rng_seed ^ kModelSalt), admissible);
+    ModelOptions options;
+    options.restriction = setup_.restriction.get();
+    auto pick = pick_by_model(space, inc.candidate.base, view, mix64(rng_seed ^ kModelSalt),
+                              admissible, options);
     if (!pick) return std::nullopt;
     c.base = std::move(pick->variant);
     return accept(c, std::string("model:") + (pick->explored ? "explore:" : "ei:") + c.base.key());

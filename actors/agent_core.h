@@ -14,7 +14,11 @@
 // the fallback when nothing new is left around the incumbent, is the pick of
 // actors/model_move.h over the skill's search space (move text "model:ei:<variant key>", or
 // "model:explore:<variant key>" while there is too little to fit).
+//
+// With a restriction (AgentSetup::restriction) every move is filtered by it: a candidate with a
+// variant it does not list is not proposed, and the model's pool is its variants.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -22,6 +26,7 @@
 
 #include "actors/draft_state.h"
 #include "actors/memory_core.h"
+#include "actors/search_space.h"
 #include "actors/view.h"
 #include "base/rng.h"
 #include "events/codec.h"
@@ -37,6 +42,11 @@ struct AgentSetup {
   uint64_t campaign_seed = 1;
   bool drafting = true;
   bool sibling_inspection = true;
+  // Null (default): the problem's whole space. Else every proposal lies in this restriction
+  // (each variant of the candidate listed) and the model move scores its variants alone
+  // (arc-replay ablate --space measured). It is no event: a campaign run with one is
+  // re-derived only with the same restriction.
+  std::shared_ptr<const VariantRestriction> restriction;
 };
 
 struct Proposal {

@@ -238,6 +238,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
   ctx.detached_guard = options.guard_thread;
   ctx.agent_backends = std::move(agent_backends);
   ctx.family_sources = std::move(family_sources);
+  ctx.restriction = options.restriction;
   ctx.build_cores();
 
   std::string stop_reason;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/campaign_config.h"
+#include "actors/search_space.h"
 #include "eval/evaluator.h"
 #include "events/codec.h"
 #include "problem/problem.h"
@@ -45,6 +46,10 @@ struct RunOptions {
   std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&)> make_evaluator;
   // Called for every durable event, in seq order, from an actor thread.
   std::function<void(const events::Event&)> observer;
+  // Builtin agents propose only within this restriction of the search space (e.g. the variants
+  // a sweep measured: arc-replay ablate --space measured); null (default): the whole space. Not
+  // logged: for scratch campaigns against recorded measurements.
+  std::shared_ptr<const VariantRestriction> restriction;
   // The run directory's lock (storage/run_lock.h) when the caller holds it already; otherwise
   // run_campaign takes it. None for an in-memory log.
   std::shared_ptr<storage::RunLock> run_lock;

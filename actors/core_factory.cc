@@ -45,8 +45,13 @@ std::unique_ptr<CampaignCore> CoreFactory::campaign() const {
 
 AgentSetup CoreFactory::agent_setup(uint32_t index) const {
   const AgentSpec& a = settings_.agents.at(index);
-  return AgentSetup{
-      a.name, index, a.skill, settings_.seed, settings_.drafting, settings_.sibling_inspection};
+  return AgentSetup{a.name,
+                    index,
+                    a.skill,
+                    settings_.seed,
+                    settings_.drafting,
+                    settings_.sibling_inspection,
+                    settings_.restriction};
 }
 
 std::unique_ptr<AgentCore> CoreFactory::agent(uint32_t index) const {

@@ -53,6 +53,8 @@ struct CoreSettings {
   bool drafting = true;
   bool sibling_inspection = true;
   std::vector<AgentSpec> agents;
+  // Builtin agents propose only within it (AgentSetup::restriction); null: the whole space.
+  std::shared_ptr<const VariantRestriction> restriction;
 };
 
 class CoreFactory {

@@ -28,6 +28,14 @@ std::vector<size_t> ranked(const Observations& o) {
 std::vector<Config> pool_of(const SearchSpace& space, const problem::Variant& anchor,
                             const Observations& o, uint64_t seed, const ModelOptions& options) {
   std::vector<Config> pool;
+  if (options.restriction != nullptr) {
+    std::set<Config> taken;
+    for (const auto& [key, v] : options.restriction->variants) {
+      std::optional<Config> c = space.config_of(v);
+      if (c && o.visited.count(*c) == 0 && taken.insert(*c).second) pool.push_back(std::move(*c));
+    }
+    return pool;
+  }
   if (space.size() <= options.exhaustive_limit) {
     space.for_each(anchor, [&pool, &o](const Config& c) {
       if (o.visited.count(c) == 0) pool.push_back(c);

@@ -14,6 +14,7 @@
 //     normalised to [0, 1]; -1 for a family without that knob.
 // Pure: a function of the problem and the skill.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,24 @@
 #include "skills/skill.h"
 
 namespace arc::actors {
+
+// A restriction of a campaign's search space to listed variants, e.g. those a sweep measured
+// (arc-replay ablate --space measured: then compositional replay can answer every candidate the
+// builtin agents propose). A candidate is in the restricted space when its base and every gate
+// are listed; the model move scores the listed configurations alone (actors/model_move.h).
+// Pure data: a filter on proposals, never on what the guard or the evaluators do.
+struct VariantRestriction {
+  std::map<std::string, problem::Variant> variants;  // by problem::Variant::key()
+
+  bool admits(const problem::Variant& v) const { return variants.count(v.key()) != 0; }
+  bool admits(const problem::Candidate& c) const {
+    if (!admits(c.base)) return false;
+    for (const auto& [workload, v] : c.gates) {
+      if (!admits(v)) return false;
+    }
+    return true;
+  }
+};
 
 // Element 0: the family's index in SearchSpace::families(); then, per knob of that family in
 // the family's order, the index of its value in the knob's list.

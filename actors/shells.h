@@ -45,6 +45,8 @@ struct CampaignContext {
   // problem's family sources (their prompts show them).
   std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::string> family_sources;
+  // RunOptions::restriction.
+  std::shared_ptr<const VariantRestriction> restriction;
   // Builds every actor's cores (over config, problem, skills and family_sources above); set by
   // build_cores() once those are in place, before any actor is spawned.
   std::unique_ptr<CoreFactory> cores;

@@ -53,8 +53,9 @@ VariantIndex VariantIndex::build(
     for (size_t i = 0; i < evaluation.workloads.size(); ++i) {
       const auto& w = evaluation.workloads[i];
       if (w == nullptr || !measures(*w)) continue;
-      offer(index.measured_, slot(c->second.variant_for(w->workload).key(), w->workload),
-            {hash, i, gated});
+      const problem::Variant& v = c->second.variant_for(w->workload);
+      offer(index.measured_, slot(v.key(), w->workload), {hash, i, gated});
+      index.measured_variants_.emplace(v.key(), v);
     }
   }
   return index;

@@ -46,12 +46,19 @@ class VariantIndex {
   // The recorded compile of variant `variant_key`, or null.
   const VariantSource* compile(const std::string& variant_key) const;
 
+  // Every variant measured on at least one workload, by key (for a sweep: its points' variants
+  // that did not fail to compile).
+  const std::map<std::string, problem::Variant>& measured_variants() const {
+    return measured_variants_;
+  }
+
   size_t measurements() const { return measured_.size(); }
   size_t compiles() const { return compiled_.size(); }
 
  private:
   std::map<std::string, VariantSource> measured_;  // variant key + '\n' + workload
   std::map<std::string, VariantSource> compiled_;  // variant key
+  std::map<std::string, problem::Variant> measured_variants_;
 };
 
 }  // namespace arc::eval

@@ -144,7 +144,9 @@ struct SeedResult {
 // Runs one configuration at one seed. Thread-safe: everything shared is read-only.
 SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& name, uint32_t seed,
                    const AblationOptions& o, const std::vector<uint32_t>& budgets,
-                   const std::shared_ptr<const eval::ReplayRecords>& records, uint32_t threads) {
+                   const std::shared_ptr<const eval::ReplayRecords>& records,
+                   const std::shared_ptr<const actors::VariantRestriction>& restriction,
+                   uint32_t threads) {
   namespace fs = std::filesystem;
   SeedResult out;
   actors::RunOptions ro;
@@ -154,6 +156,7 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   ro.compile_jobs = 1;      // replay compiles nothing
   ro.guard_thread = false;  // and answers every evaluation at once
   ro.in_memory_log = !o.logs_on_disk;
+  ro.restriction = restriction;
   std::error_code ec;
   if (o.logs_on_disk) fs::remove_all(ro.run_dir, ec);
   eval::EvaluatorChoice choice;
@@ -257,6 +260,13 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   auto records = eval::ReplayRecords::load(o.measurements);
   if (!records) return records.status();
 
+  std::shared_ptr<const actors::VariantRestriction> restriction;
+  if (o.measured_space) {
+    auto r = std::make_shared<actors::VariantRestriction>();
+    r->variants = records.value()->variants.measured_variants();
+    restriction = std::move(r);
+  }
+
   // Campaigns run in parallel; each result lands in its own slot, so the report is the same
   // for any number of jobs.
   const size_t n_tasks = o.configs.size() * o.seeds;
@@ -266,12 +276,13 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   const uint32_t threads = 1;
   std::vector<SeedResult> results(n_tasks);
   std::atomic<size_t> next{0};
-  auto worker = [&o, &prepared, &results, &next, &records, &report, n_tasks, threads] {
+  auto worker = [&o, &prepared, &results, &next, &records, &restriction, &report, n_tasks,
+                 threads] {
     for (size_t t = next++; t < n_tasks; t = next++) {
       const size_t ci = t / o.seeds;
       const uint32_t seed = static_cast<uint32_t>(t % o.seeds) + 1;
       results[t] = run_one(prepared[ci], o.configs[ci].name, seed, o, report.budgets,
-                           records.value(), threads);
+                           records.value(), restriction, threads);
     }
   };
   std::vector<std::thread> pool;

@@ -55,6 +55,12 @@ struct AblationOptions {
   // with --resample 0) instead of resampled per seed; the seeds then differ by the agents'
   // choices alone.
   bool exact = false;
+  // Where the builtin agents search: false (default), the problem's whole space; true, the
+  // measured space: only candidates whose every variant (base and gates) the measurements
+  // measured on some workload, the model move scoring those variants alone
+  // (actors/search_space.h, VariantRestriction). For a sampled sweep, whose unmeasured points
+  // the replay evaluator cannot answer (arc-replay ablate --space measured).
+  bool measured_space = false;
 };
 
 struct ConfigResult {

@@ -157,6 +157,12 @@ int main(int argc, char** argv) {
   bool ablate_exact = false;
   ablate->add_flag("--exact", ablate_exact,
                    "answer every campaign with the recorded medians (no resampling per seed)");
+  std::string ablate_space = "full";
+  ablate
+      ->add_option("--space", ablate_space,
+                   "where builtin agents search: full (the problem's space) or measured (only "
+                   "candidates whose every variant the measurements measured; for sampled sweeps)")
+      ->check(CLI::IsMember({"full", "measured"}));
 
   try {
     app.parse(argc, argv);
@@ -280,6 +286,7 @@ int main(int argc, char** argv) {
     o.logs_on_disk = ablate_on_disk;
     o.target_score = ablate_target;
     o.exact = ablate_exact;
+    o.measured_space = ablate_space == "measured";
     if (ablate_configs.empty()) {
       o.configs = arc::replay::default_ablation_configs();
     } else {

@@ -482,6 +482,57 @@ TEST_F(ModelAgent, NeverProposesAVisitedConfigurationUntilTheSpaceIsExhausted) {
   EXPECT_FALSE(last.proposed.has_value());
 }
 
+// A restriction of the space (arc-replay ablate --space measured): with it, every proposal of
+// a model agent and of a knob agent lies in it, and the model agent visits all of it and then
+// has nothing left; without it, the same agents leave it.
+TEST_F(ModelAgent, ARestrictionKeepsEveryProposalInsideItAndWithoutOneAgentsLeaveIt) {
+  const SearchSpace space(problem_, skills_.back());
+  auto restriction = std::make_shared<VariantRestriction>();
+  size_t i = 0;
+  space.for_each(problem_.seed.base, [&](const Config& c) {
+    problem::Variant v = space.variant_of(c);
+    if (i++ % 3 == 0 || v == problem_.seed.base) restriction->variants.emplace(v.key(), v);
+  });
+  ASSERT_GT(restriction->variants.size(), 4u);
+  ASSERT_LT(restriction->variants.size(), 20u);
+  ASSERT_TRUE(restriction->admits(problem_.seed));
+  cores_.push_back(std::make_unique<AgentCore>(
+      AgentSetup{"m", 0, "model", 7, true, true, restriction}, problem_, skills_));
+  AgentCore& a = *cores_.back();
+  cores_.push_back(std::make_unique<AgentCore>(
+      AgentSetup{"m", 0, "tiling", 7, true, true, restriction}, problem_, skills_));
+  const AgentCore& knobs = *cores_.back();
+  size_t proposed = 0;
+  for (int step = 0; step < 40; ++step) {
+    for (const AgentCore* core : {&knobs, static_cast<const AgentCore*>(&a)}) {
+      Proposal p = core->propose(view_, memory_.recall("softmax"));
+      if (!p.proposed) continue;
+      auto c = problem::Candidate::from_canonical(p.proposed->canonical);
+      ASSERT_TRUE(c.ok());
+      EXPECT_TRUE(restriction->admits(*c)) << p.proposed->move << ": " << c->base.key();
+    }
+    Proposal p = a.propose(view_, memory_.recall("softmax"));
+    if (!p.proposed) break;
+    ++proposed;
+    run(p);
+  }
+  // The model agent proposed every listed configuration but the seed, then nothing.
+  EXPECT_EQ(proposed, restriction->variants.size() - 1);
+  EXPECT_FALSE(a.propose(view_, memory_.recall("softmax")).proposed.has_value());
+  EXPECT_FALSE(knobs.propose(view_, memory_.recall("softmax")).proposed.has_value());
+
+  // Unrestricted agents on the same log propose outside the restriction.
+  AgentCore& free_model = add(7);
+  AgentCore& free_knobs = add(7, "tiling");
+  for (const AgentCore* core : {&free_model, &free_knobs}) {
+    Proposal p = core->propose(view_, memory_.recall("softmax"));
+    ASSERT_TRUE(p.proposed.has_value()) << p.idle_reason;
+    auto c = problem::Candidate::from_canonical(p.proposed->canonical);
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(restriction->admits(*c)) << c->base.key();
+  }
+}
+
 TEST_F(ModelAgent, SameSeedAndLogGiveTheSameProposalsAndAnotherSeedOthers) {
   AgentCore& a = add(7);
   AgentCore& twin = add(7);
