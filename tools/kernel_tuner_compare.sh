@@ -3,7 +3,7 @@
 # (docs/replay-science.md, "KernelArc against Kernel Tuner on the same recorded data").
 #   tools/kernel_tuner_compare.sh [--seeds N] [--budget B] [--workload W] [--campaign FILE]
 #                                 [--strategies LIST] [--arc-config NAME:CHANGES]... [--jobs J]
-#                                 [--out DIR] [--no-kernelarc] SWEEP...
+#                                 [--out DIR] [--space full|measured] [--no-kernelarc] SWEEP...
 # Per SWEEP (a sweep or a run directory; each holds one problem's measurements):
 #   1. arc-replay export SWEEP --format kernel-tuner [--workload W]      -> OUT/NAME.cache.json
 #   2. Kernel Tuner in simulation mode on that cache: each strategy of LIST (default
@@ -13,7 +13,9 @@
 #      the same target (--target-score: the cache's best point over its baseline), each
 #      --arc-config (ablate's --config; default: the campaign as shipped, "kernelarc:", and its
 #      first agent alone, "one-agent:agents=1"), once answered exactly (--exact) and once
-#      resampled per seed -> OUT/NAME.arc-exact.json, OUT/NAME.arc-resampled.json
+#      resampled per seed -> OUT/NAME.arc-exact.json, OUT/NAME.arc-resampled.json; --space
+#      (ablate's --space, default full): measured for a sampled sweep, so that the agents
+#      propose only what it measured
 #      (skipped with --workload, whose objective is one workload's time while KernelArc scores
 #      every workload, and with --no-kernelarc)
 #   4. the comparison as a Markdown table                               -> stdout and OUT/NAME.md
@@ -34,6 +36,7 @@ strategies=random_sample,genetic_algorithm,simulated_annealing,greedy_ils
 jobs=0
 out=$root/runs/kernel-tuner-$(date +%Y%m%d-%H%M%S)
 kernelarc=1
+space=full
 arc_configs=()
 sweeps=()
 while [ $# -gt 0 ]; do
@@ -47,7 +50,8 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-kernelarc) kernelarc=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --space) space=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "kernel_tuner_compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) sweeps+=("$1"); shift ;;
   esac
@@ -114,7 +118,7 @@ print(m["baseline_time"] / best if m.get("baseline_time") else 0, m.get("problem
         exact=()
         [ "$mode" = resampled ] || exact=(--exact)
         if "$arc_replay" ablate "$camp" --from "$sweep" --seeds "$seeds" --budgets "$budget" \
-            "${config_flags[@]}" --target-score "$target" \
+            "${config_flags[@]}" --target-score "$target" --space "$space" \
             "${exact[@]}" "${jobs_flag[@]}" --json "$out/$name.arc-$mode.json" > "$out/$name.arc-$mode.txt"; then
           arc+=(--arc "$mode=$out/$name.arc-$mode.json")
         else
