@@ -6,6 +6,8 @@
 // beside them. Skips, saying why, without a GPU.
 #include "eval/cuda_evaluator.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "base/throttle.h"
+#include "eval/pair.h"
 #include "problem/problem.h"
 #include "tests/cuda/paths.h"
 
@@ -469,8 +472,9 @@ TEST_F(CudaEvaluatorTest, AnImpossibleWorkspaceIsOutOfMemory) {
 
 // The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms:
 // persistent or not, one to three consumers, each swizzle, clusters with and without TMA
-// multicast, split-K through distributed shared memory, swapped operands for a skinny m, and
-// the in-place residual (attn_out_proj_bf16). Every variant is correct on every workload.
+// multicast, split-K through distributed shared memory, swapped operands for a skinny m, the
+// in-place residual (attn_out_proj_bf16) and fp8 with its scales (gemm_fp8). Every variant is
+// correct on every workload.
 TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
   ARC_REQUIRE_GPU();
   const std::vector<std::map<std::string, std::string>> variants = {
@@ -496,8 +500,15 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
        {"STAGES", "3"}},
       {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
       {{"SWAP_AB", "1"}, {"BLOCK_N", "32"}, {"BLOCK_M", "64"}, {"CONSUMERS", "1"}}};
-  for (const char* name : {"gemm_bf16", "attn_out_proj_bf16"}) {
+  // fp8 (gemm_fp8: e4m3 operands, scales read in the epilogue): its own atoms of K.
+  const std::vector<std::map<std::string, std::string>> fp8_variants = {
+      {},
+      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}},
+      {{"SWIZZLE", "64"}, {"BLOCK_K", "64"}, {"BLOCK_N", "128"}, {"STAGES", "6"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}}};
+  for (const char* name : {"gemm_bf16", "attn_out_proj_bf16", "gemm_fp8"}) {
     const bool residual = std::string(name) == "attn_out_proj_bf16";
+    const bool fp8 = std::string(name) == "gemm_fp8";
     auto p = load_problem(source_dir() / "problems" / "gpu" / name);
     ASSERT_TRUE(p) << p.status().to_string();
     const Family* f = p->family("hopper");
@@ -507,10 +518,11 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
     s.rounds = 1;
     s.repetitions = 3;
     s.timeout_s = 60;
-    for (size_t i = 0; i < variants.size(); ++i) {
+    const auto& list = fp8 ? fp8_variants : variants;
+    for (size_t i = 0; i < list.size(); ++i) {
       // The residual path differs only in the epilogue: the default and one swapped variant.
       if (residual && i != 0 && i != 7) continue;
-      const auto& knobs = variants[i];
+      const auto& knobs = list[i];
       Candidate c;
       c.base = f->default_variant();
       for (const auto& [k, v] : knobs) c.base.knobs[k] = v;
@@ -525,6 +537,92 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
                     flops && w->median_ns > 0 ? *flops / w->median_ns / 1e3 : 0.0);
       }
     }
+  }
+}
+
+// The Hopper family against cuBLASLt's default (the problems' seed), in pairs: both evaluated
+// back to back on the same inputs by one worker, the order alternating (eval/pair.h), with the
+// campaigns' own evaluation settings. Prints each workload's median ratio (cuBLASLt / Hopper:
+// above 1, the Hopper variant is faster) over the pairs; correctness is asserted, speed is
+// printed (docs/performance.md, "The Hopper GEMM family").
+TEST_F(CudaEvaluatorTest, HopperAgainstCublasltInPairs) {
+  ARC_REQUIRE_GPU();
+  struct Case {
+    const char* problem;
+    std::map<std::string, std::string> knobs;
+  };
+  const std::vector<Case> cases = {
+      {"gemm_bf16", {}},
+      {"gemm_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
+      {"gemm_bf16", {{"SWAP_AB", "1"}, {"BLOCK_M", "64"}, {"BLOCK_N", "32"}, {"CONSUMERS", "1"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "2"},
+        {"PERSIST", "0"},
+        {"STAGES", "8"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "64"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "2"},
+        {"PERSIST", "0"},
+        {"STAGES", "6"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "4"},
+        {"PERSIST", "0"},
+        {"STAGES", "8"}}},
+      {"gemm_bf16", {{"BLOCK_M", "256"}, {"BLOCK_N", "128"}}},
+      {"attn_out_proj_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
+      {"gemm_fp8", {}},
+      {"gemm_fp8", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}}}};
+  const int pairs = 6;
+  for (const auto& c : cases) {
+    auto p = load_problem(source_dir() / "problems" / "gpu" / c.problem);
+    ASSERT_TRUE(p) << p.status().to_string();
+    CudaEvaluator ev(*p, options());
+    EvalSettings s;  // the shipped campaigns' [evaluation]
+    s.rounds = 2;
+    s.warmup = 10;
+    s.repetitions = 50;
+    s.buffer_sets = 2;
+    s.timeout_s = 120;
+    Candidate hopper;
+    hopper.base = p->family("hopper")->default_variant();
+    for (const auto& [k, v] : c.knobs) hopper.base.knobs[k] = v;
+    ASSERT_EQ(p->constraint_violation(hopper), "");
+    const Candidate& lt = p->seed;
+    const std::string hh = hopper.hash(), lh = lt.hash();
+    const fb::CompileFinishedT hc = ev.compile(hopper, hh), lc = ev.compile(lt, lh);
+    std::map<std::string, std::vector<double>> ratios;
+    for (int i = 0; i < pairs; ++i) {
+      auto m = measure_pair(ev, PairSubject{&hopper, hh, &hc}, PairSubject{&lt, lh, &lc},
+                            i % 2 == 1, 1000 + static_cast<uint64_t>(i), s);
+      for (const auto& w : m.workloads) {
+        ASSERT_EQ(w->candidate->status, WorkloadStatus::OK)
+            << c.problem << " " << hopper.base.key() << " " << w->workload << ": "
+            << w->candidate->error;
+        ASSERT_EQ(w->incumbent->status, WorkloadStatus::OK) << w->incumbent->error;
+        ratios[w->workload].push_back(w->incumbent->median_ns / w->candidate->median_ns);
+      }
+    }
+    std::printf("%s %s\n", c.problem, hopper.base.key().c_str());
+    double log_sum = 0;
+    for (auto& [w, r] : ratios) {
+      std::sort(r.begin(), r.end());
+      const double med = (r[r.size() / 2] + r[(r.size() - 1) / 2]) / 2;
+      log_sum += std::log(med);
+      std::printf("  %-26s cuBLASLt/Hopper median %.3fx  (min %.3fx, max %.3fx, %d pairs)\n",
+                  w.c_str(), med, r.front(), r.back(), pairs);
+    }
+    std::printf("  geometric mean %.3fx\n", std::exp(log_sum / static_cast<double>(ratios.size())));
   }
 }
 

@@ -46,7 +46,8 @@
  * Constraints (the family's `constraints` in problem.toml exclude other combinations; the
  * static_asserts below repeat them): BLOCK_M / CONSUMERS a multiple of 64; BLOCK_K a multiple
  * of the atom; accumulators per consumer thread BLOCK_M * BLOCK_N / (128 * CONSUMERS) within
- * the register budget; the stages within 227 KiB of shared memory; at most 8 blocks per
+ * the register budget (twice that with fp8, which adds each k-block's products into fp32
+ * accumulators); the stages within 227 KiB of shared memory; at most 8 blocks per
  * cluster; SPLIT_K > 1 only without CLUSTER_M / CLUSTER_N and PERSIST. */
 #include "arc_cuda.h"
 #include "wgmma_ops.cuh"
@@ -139,7 +140,8 @@ static_assert(SPLIT_K == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && PERSIST == 0)
               "SPLIT_K > 1 needs CLUSTER_M = CLUSTER_N = 1 and PERSIST = 0");
 static_assert(!kMulticast || (kASlice % 8 == 0 && kBSlice % 8 == 0),
               "a multicast slice must be a multiple of 8 rows");
-static_assert(kAccum + 40 <= kConsumerRegs, "accumulators exceed the consumers' register budget");
+static_assert((ARC_GEMM_FP8 ? 2 : 1) * kAccum + 40 <= kConsumerRegs,
+              "accumulators exceed the consumers' register budget");
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -417,6 +419,9 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
     arc_bf16* y = static_cast<arc_bf16*>(a.out[0]);
     const float scale = output_scale(a);
     float acc[kMReps][BLOCK_N / 2];
+#if ARC_GEMM_FP8
+    float part[kMReps][BLOCK_N / 2];  // one k-block's products (promotion, below)
+#endif
     int stage = 0;
     unsigned phase = 0;
     for (int c = cluster_id; c < tiles; c += clusters) {
@@ -430,6 +435,31 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
         mbar_wait(smem_addr(&full_bar[stage]), phase);
         const unsigned sa = smem_addr(smem + stage * kStageBytes);
         const unsigned sb = sa + kAStage;
+#if ARC_GEMM_FP8
+        // fp8 wgmma keeps fewer accumulator bits than fp32: each k-block accumulates into
+        // `part` from zero and is then added to `acc` in full fp32 (promotion every BLOCK_K).
+        fence_accumulators(part);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_K / kKStep; ++kk) {
+          const int byte = kk * 32;
+          const int atom = byte / SWIZZLE, within = byte % SWIZZLE;
+          const unsigned long long db = descriptor(sb + atom * BLOCK_N * SWIZZLE + within);
+#pragma unroll
+          for (int r = 0; r < kMReps; ++r) {
+            const int row = consumer * kWgRows + r * 64;
+            const unsigned long long da = descriptor(sa + (atom * BLOCK_M + row) * SWIZZLE + within);
+            Wgmma<BLOCK_N, WgmmaType>::mma(part[r], da, db, kk == 0 ? 0 : 1);
+          }
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(part);
+#pragma unroll
+        for (int r = 0; r < kMReps; ++r)
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] += part[r][i];
+#else
         fence_accumulators(acc);
         wgmma_fence();
 #pragma unroll
@@ -447,6 +477,7 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
         wgmma_commit();
         wgmma_wait<1>();
         fence_accumulators(acc);
+#endif
         if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
         pending = stage;
         if (++stage == STAGES) {
