@@ -240,6 +240,24 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[kMReps][BLOCK_N 
     for (int i = 0; i < BLOCK_N / 2; ++i) asm volatile("" : "+f"(acc[r][i])::"memory");
 }
 
+// Issues one stage's wgmmas for a consumer: every 32-byte step of K in the stage, for each of
+// the consumer's 64-row steps, into d (fresh: the first step overwrites d instead of adding).
+__device__ __forceinline__ void mma_stage(float (&d)[kMReps][BLOCK_N / 2], unsigned sa, unsigned sb, int consumer,
+                                          bool fresh) {
+#pragma unroll
+  for (int kk = 0; kk < BLOCK_K / kKStep; ++kk) {
+    const int byte = kk * 32;  // along K within the stage
+    const int atom = byte / SWIZZLE, within = byte % SWIZZLE;
+    const unsigned long long db = descriptor(sb + atom * BLOCK_N * SWIZZLE + within);
+#pragma unroll
+    for (int r = 0; r < kMReps; ++r) {
+      const int row = consumer * kWgRows + r * 64;
+      const unsigned long long da = descriptor(sa + (atom * BLOCK_M + row) * SWIZZLE + within);
+      Wgmma<BLOCK_N, WgmmaType>::mma(d[r], da, db, fresh && kk == 0 ? 0 : 1);
+    }
+  }
+}
+
 // ---- tiles -------------------------------------------------------------------------------
 struct Tile {
   int m, n;  // block tile indices along M' and N'
@@ -420,7 +438,7 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
     const float scale = output_scale(a);
     float acc[kMReps][BLOCK_N / 2];
 #if ARC_GEMM_FP8
-    float part[kMReps][BLOCK_N / 2];  // one k-block's products (promotion, below)
+    float block_acc[kMReps][BLOCK_N / 2];  // one k-block's products (promotion, below)
 #endif
     int stage = 0;
     unsigned phase = 0;
@@ -437,43 +455,22 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
         const unsigned sb = sa + kAStage;
 #if ARC_GEMM_FP8
         // fp8 wgmma keeps fewer accumulator bits than fp32: each k-block accumulates into
-        // `part` from zero and is then added to `acc` in full fp32 (promotion every BLOCK_K).
-        fence_accumulators(part);
+        // `block_acc` from zero and is then added to `acc` in full fp32 (promotion every
+        // BLOCK_K), so no wgmma group stays in flight across k-blocks.
+        fence_accumulators(block_acc);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_K / kKStep; ++kk) {
-          const int byte = kk * 32;
-          const int atom = byte / SWIZZLE, within = byte % SWIZZLE;
-          const unsigned long long db = descriptor(sb + atom * BLOCK_N * SWIZZLE + within);
-#pragma unroll
-          for (int r = 0; r < kMReps; ++r) {
-            const int row = consumer * kWgRows + r * 64;
-            const unsigned long long da = descriptor(sa + (atom * BLOCK_M + row) * SWIZZLE + within);
-            Wgmma<BLOCK_N, WgmmaType>::mma(part[r], da, db, kk == 0 ? 0 : 1);
-          }
-        }
+        mma_stage(block_acc, sa, sb, consumer, true);
         wgmma_commit();
         wgmma_wait<0>();
-        fence_accumulators(part);
+        fence_accumulators(block_acc);
 #pragma unroll
         for (int r = 0; r < kMReps; ++r)
 #pragma unroll
-          for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] += part[r][i];
+          for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] += block_acc[r][i];
 #else
         fence_accumulators(acc);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_K / kKStep; ++kk) {
-          const int byte = kk * 32;  // along K within the stage
-          const int atom = byte / SWIZZLE, within = byte % SWIZZLE;
-          const unsigned long long db = descriptor(sb + atom * BLOCK_N * SWIZZLE + within);
-#pragma unroll
-          for (int r = 0; r < kMReps; ++r) {
-            const int row = consumer * kWgRows + r * 64;
-            const unsigned long long da = descriptor(sa + (atom * BLOCK_M + row) * SWIZZLE + within);
-            Wgmma<BLOCK_N, WgmmaType>::mma(acc[r], da, db, 1);
-          }
-        }
+        mma_stage(acc, sa, sb, consumer, false);
         wgmma_commit();
         wgmma_wait<1>();
         fence_accumulators(acc);
