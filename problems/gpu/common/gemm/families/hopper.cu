@@ -100,6 +100,8 @@
 #if !defined(ARC_RESIDUAL) || (ARC_RESIDUAL != 0 && ARC_RESIDUAL != 1)
 #error "ARC_RESIDUAL must be defined as 0 or 1: set it in problem.toml's [params]"
 #endif
+#include "gemm_cluster.cuh"  // cluster_sync, ld_dsmem
+#include "gemm_store.cuh"    // store_pair
 
 namespace {
 
@@ -190,17 +192,6 @@ __device__ __forceinline__ unsigned cluster_rank() {
   if (kClusterSize > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
 }
-// Every thread of every block of the cluster; shared-memory writes before are visible after.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ float ld_dsmem(unsigned local_addr, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
 
 // ---- TMA ---------------------------------------------------------------------------------
 __device__ __forceinline__ void tma_load(unsigned dst, const arc_tensor_map* map, int c0, int c1, unsigned bar) {
@@ -289,8 +280,9 @@ __device__ __forceinline__ float output_scale(const arc_args& a) {
 #endif
 }
 
-// Stores one accumulator pair: rows/columns of the kernel's A x B^T tile, mapped to y.
-__device__ __forceinline__ void store_pair(arc_bf16* y, int m, int n, int r, int c, float v0, float v1) {
+// Stores one accumulator pair: rows/columns of the kernel's A x B^T tile, mapped to y (SWAP_AB:
+// transposed).
+__device__ __forceinline__ void store_tile_pair(arc_bf16* y, int m, int n, int r, int c, float v0, float v1) {
 #if SWAP_AB
   // A row r is y's column, B rows c and c + 1 are y's rows.
   if (r >= n) return;
@@ -309,29 +301,7 @@ __device__ __forceinline__ void store_pair(arc_bf16* y, int m, int n, int r, int
     *p = arc_f32_to_bf16(v1);
   }
 #else
-  if (r >= m) return;
-  arc_bf16* p = y + static_cast<long long>(r) * n + c;
-  if ((n & 1) == 0 && c + 1 < n) {
-#if ARC_RESIDUAL
-    const float2 old = arc_bf16x2_to_f32x2(*reinterpret_cast<const unsigned*>(p));
-    v0 += old.x;
-    v1 += old.y;
-#endif
-    *reinterpret_cast<unsigned*>(p) = arc_f32x2_to_bf16x2(v0, v1);
-    return;
-  }
-  if (c < n) {
-#if ARC_RESIDUAL
-    v0 += arc_bf16_to_f32(p[0]);
-#endif
-    p[0] = arc_f32_to_bf16(v0);
-  }
-  if (c + 1 < n) {
-#if ARC_RESIDUAL
-    v1 += arc_bf16_to_f32(p[1]);
-#endif
-    p[1] = arc_f32_to_bf16(v1);
-  }
+  store_pair(y, m, n, r, c, v0, v1);
 #endif
 }
 
@@ -518,9 +488,9 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
 #pragma unroll
         for (int i = 0; i < BLOCK_N / 8; ++i) {
           const int col = tile.n * BLOCK_N + i * 8 + 2 * (lane % 4);
-          store_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row, col, acc[r][4 * i] * scale,
+          store_tile_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row, col, acc[r][4 * i] * scale,
                      acc[r][4 * i + 1] * scale);
-          store_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row + 8, col, acc[r][4 * i + 2] * scale,
+          store_tile_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row + 8, col, acc[r][4 * i + 2] * scale,
                      acc[r][4 * i + 3] * scale);
         }
       }

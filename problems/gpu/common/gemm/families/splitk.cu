@@ -72,6 +72,7 @@ static_assert(CHUNK_K == 256 || CHUNK_K == 512 || CHUNK_K == 1024 || CHUNK_K == 
 static_assert(PREFETCH_L2 == 0 || PREFETCH_L2 == 64 || PREFETCH_L2 == 128 || PREFETCH_L2 == 256,
               "PREFETCH_L2: 0, 64, 128 or 256");
 
+#include "gemm_cluster.cuh"  // cluster_sync, ld_dsmem
 #include "gemm_skinny.cuh"  // u32x4, load_stream (after PREFETCH_L2), load_cached, mma_bf16
 
 namespace {
@@ -106,19 +107,6 @@ __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
-}
-// Every thread of every block of the cluster: shared-memory writes before are visible to the
-// cluster's reads after.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// Reads a float at a shared-memory address of block `rank` of the cluster.
-__device__ __forceinline__ float ld_dsmem(unsigned local_addr, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
-  return v;
 }
 #endif
 

@@ -39,6 +39,7 @@
 #if !defined(ARC_RESIDUAL) || (ARC_RESIDUAL != 0 && ARC_RESIDUAL != 1)
 #error "ARC_RESIDUAL must be defined as 0 or 1: set it in problem.toml's [params]"
 #endif
+#include "gemm_store.cuh"  // store_pair
 
 static_assert(BLOCK_M % 16 == 0 && BLOCK_M >= 16 && BLOCK_M <= 256, "BLOCK_M: 16..256, a multiple of 16");
 static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: 16..256, a multiple of 16");
@@ -142,34 +143,6 @@ __device__ __forceinline__ void load_slice(arc_bf16* tile, const arc_bf16* g, in
     const bool ok = gr < limit && gk < K;
     const arc_bf16* src = ok ? g + static_cast<long long>(gr) * K + gk : g;
     cp_async16(smem_u32(tile + swz(r, c)), src, ok ? 16 : 0);
-  }
-}
-
-// Stores two adjacent outputs (row, col) and (row, col + 1), adding what y holds there first
-// when ARC_RESIDUAL is 1.
-__device__ __forceinline__ void store_pair(arc_bf16* y, int M, int N, int row, int col, float v0, float v1) {
-  if (row >= M) return;
-  arc_bf16* p = y + static_cast<long long>(row) * N + col;
-  if ((N & 1) == 0 && col + 1 < N) {
-#if ARC_RESIDUAL
-    const float2 r = arc_bf16x2_to_f32x2(*reinterpret_cast<const unsigned*>(p));
-    v0 += r.x;
-    v1 += r.y;
-#endif
-    *reinterpret_cast<unsigned*>(p) = arc_f32x2_to_bf16x2(v0, v1);
-  } else {
-    if (col < N) {
-#if ARC_RESIDUAL
-      v0 += arc_bf16_to_f32(p[0]);
-#endif
-      p[0] = arc_f32_to_bf16(v0);
-    }
-    if (col + 1 < N) {
-#if ARC_RESIDUAL
-      v1 += arc_bf16_to_f32(p[1]);
-#endif
-      p[1] = arc_f32_to_bf16(v1);
-    }
   }
 }
 
