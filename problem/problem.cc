@@ -87,13 +87,18 @@ std::string Family::constraint_violation(const std::map<std::string, std::string
   for (const auto& c : constraints) {
     auto v = evaluate_in_scope(c, names, NameScope{"knob", "knobs"});
     if (!v || *v == 0) {
-      std::string values;
-      for (const auto& [k, text] : knob_text)
-        values += (values.empty() ? "" : ", ") + k + "=" + text;
-      return "family " + name + "'s constraint \"" + c + "\" " +
-             (v ? std::string("does not hold")
-                : "cannot be evaluated (" + v.status().message() + ")") +
-             " at " + values;
+      std::string out = "family " + name + "'s constraint \"" + c + "\" ";
+      out += v ? "does not hold" : "cannot be evaluated (" + v.status().message() + ")";
+      out += " at ";
+      bool first = true;
+      for (const auto& [k, text] : knob_text) {
+        if (!first) out += ", ";
+        first = false;
+        out += k;
+        out += '=';
+        out += text;
+      }
+      return out;
     }
   }
   return "";
@@ -117,8 +122,12 @@ std::string Problem::constraint_violation(const Candidate& c) const {
   };
   if (std::string why = check(c.base); !why.empty()) return why;
   for (const auto& [w, v] : c.gates) {
-    if (std::string why = check(v); !why.empty())
-      return "the variant for workload " + w + ": " + why;
+    if (std::string why = check(v); !why.empty()) {
+      std::string out = "the variant for workload " + w;
+      out += ": ";
+      out += why;
+      return out;
+    }
   }
   return "";
 }

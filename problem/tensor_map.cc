@@ -40,8 +40,15 @@ Result<std::vector<ResolvedTensorMap>> resolve_tensor_maps(
     const TensorMapSpec& s = f.tensor_maps[i];
     const std::string at = "tensor_maps[" + std::to_string(i) + "]";
     auto fail = [&](const std::string& field, const std::string& expected, const std::string& got) {
-      return Status::invalid_argument(at + "." + field + ": expected " + expected + ", got " + got +
-                                      " for workload '" + w.name + "'");
+      std::string m = at;
+      m += ".";
+      m += field;
+      m += ": expected ";
+      m += expected;
+      m += ", got ";
+      m += got;
+      m += " for workload '" + w.name + "'";
+      return Status::invalid_argument(m);
     };
     ResolvedTensorMap m;
     const TensorSpec* t = nullptr;
