@@ -14,6 +14,7 @@
 #include "cuda/runtime_kernels.h"
 #include "eval/cuda_request.h"
 #include "eval/cuda_session.h"
+#include "eval/cuda_tensor_maps.h"
 #include "eval/cuda_worker.h"
 #include "eval/device.h"
 #include "eval/measure.h"
@@ -188,69 +189,7 @@ class CudaWorkload : public BoundWorkload {
     for (size_t a = 0; a < job.axes.size(); ++a)
       s->args.axes[a] = s->ref_args.axes[a] = job.axes[a];
     s->args.ws = s->ws.bytes() > 0 ? s->ws.ptr() : nullptr;
-    return encode_tensor_maps(job, s);
-  }
-
-  // Encodes the family's tensor maps over the set's buffers (cuda/include/arc_cuda.h): once per
-  // set, outside every timed region. A map the driver refuses fails the workload with
-  // LOAD_ERROR, naming the map and its parameters.
-  std::optional<Failure> encode_tensor_maps(const WorkloadJob& job, BufferSet* s) {
-    static_assert(sizeof(CUtensorMap) == sizeof(arc_tensor_map) && alignof(arc_tensor_map) >= 64);
-    std::memset(&s->maps, 0, sizeof s->maps);
-    for (size_t i = 0; i < job.tensor_maps.size(); ++i) {
-      const cuda_worker::TensorMapDesc& m = job.tensor_maps[i];
-      void* base = m.output ? s->args.out[m.index] : s->args.in[m.index];
-      CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
-      switch (m.dtype) {
-        case cuda::kF32:
-          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-          break;
-        case cuda::kF64:
-          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
-          break;
-        case cuda::kBF16:
-          type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-          break;
-        case cuda::kF16:
-          type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-          break;
-        default:  // 1-byte types move as bytes
-          break;
-      }
-      const CUtensorMapSwizzle swizzle = m.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                                         : m.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                         : m.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
-      const CUtensorMapL2promotion l2 = m.l2_promotion == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                        : m.l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                        : m.l2_promotion == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                                                : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-      const auto rank = static_cast<cuuint32_t>(m.dims.size());
-      std::vector<cuuint64_t> dims(m.dims.begin(), m.dims.end());
-      std::vector<cuuint64_t> strides(m.strides.begin(), m.strides.end());
-      std::vector<cuuint32_t> box(m.box.begin(), m.box.end());
-      std::vector<cuuint32_t> estrides(m.element_strides.begin(), m.element_strides.end());
-      CUresult r = cu().cuTensorMapEncodeTiled(
-          reinterpret_cast<CUtensorMap*>(&s->maps.map[i]), type, rank, base, dims.data(),
-          strides.data(), box.data(), estrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
-          m.nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
-                     : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (r != CUDA_SUCCESS) {
-        auto list = [](const auto& v) {
-          std::string t;
-          for (const auto& x : v) t += (t.empty() ? "" : ", ") + std::to_string(x);
-          return "[" + t + "]";
-        };
-        return Failure{
-            "LOAD_ERROR",
-            "cuTensorMapEncodeTiled refused tensor map " + std::to_string(i) + " (" +
-                (m.output ? job.outputs : job.inputs)[static_cast<size_t>(m.index)].name +
-                ", dims " + list(m.dims) + ", strides " + list(m.strides) + ", box " + list(m.box) +
-                ", swizzle " + std::to_string(m.swizzle) + ") of workload " + job.name + ": " +
-                cuda::describe(r)};
-      }
-    }
-    return std::nullopt;
+    return cuda_worker::encode_tensor_maps(cu(), job, s->args, &s->maps);
   }
 
   // Draws the set's inputs from `seed` (an aliased input into its pristine copy), on the
