@@ -38,6 +38,19 @@ std::map<std::string, Candidate> points() {
   return out;
 }
 
+// The problem version the sweep measured ships beside it (problem/: gemm_bf16 and the shared
+// gemm sources as they were), so that replay and ablation answer for that version after the
+// sources in problems/gpu change: its hash is the one the sweep's measurements carry.
+TEST(H200HopperSweep, ShipsTheProblemVersionItMeasured) {
+  auto pr = problem::load_problem(kSweep / "problem" / "gemm_bf16");
+  ASSERT_TRUE(pr.ok()) << pr.status().to_string();
+  auto records = eval::ReplayRecords::load({kSweep});
+  ASSERT_TRUE(records.ok()) << records.status().to_string();
+  ASSERT_EQ(records.value()->problem_hashes.size(), 1u);
+  EXPECT_EQ(records.value()->problem_hashes.begin()->second, pr->hash);
+  EXPECT_NE(pr->family("hopper"), nullptr);
+}
+
 TEST(H200HopperSweep, HoldsTheSeedAndPointsOfTheConstrainedSpace) {
   auto pr = problem::load_problem(kProblem);
   ASSERT_TRUE(pr.ok()) << pr.status().to_string();
