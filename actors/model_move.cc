@@ -28,9 +28,10 @@ std::vector<size_t> ranked(const Observations& o) {
 std::vector<Config> pool_of(const SearchSpace& space, const problem::Variant& anchor,
                             const Observations& o, uint64_t seed, const ModelOptions& options) {
   std::vector<Config> pool;
-  if (options.restriction != nullptr) {
+  if (options.restriction != nullptr && !options.restriction->whole_space) {
     std::set<Config> taken;
     for (const auto& [key, v] : options.restriction->variants) {
+      if (!options.restriction->admits(v)) continue;  // an excluded family
       std::optional<Config> c = space.config_of(v);
       if (c && o.visited.count(*c) == 0 && taken.insert(*c).second) pool.push_back(std::move(*c));
     }

@@ -19,7 +19,8 @@
 //   - every configuration of the space when it has at most exhaustive_limit of them;
 //   - otherwise every neighbour of the best_neighbours best observations, then `samples`
 //     configurations drawn uniformly (seeded), duplicates dropped;
-//   - with options.restriction, only the configurations of its variants.
+//   - with options.restriction listing variants, only the configurations of its variants (a
+//     whole-space restriction leaves the pool as above: `admissible` filters it).
 // The pick is the pool's configuration with the largest expected improvement that the caller
 // admits (`admissible`: e.g. the problem's constraints, the agent's recalled traps; empty: all).
 // With fewer than min_observations observations (or fewer than two correct ones, or all alike)
@@ -49,9 +50,9 @@ struct ModelOptions {
   double exhaustive_limit = 20000;  // spaces up to this size are scored whole
   uint32_t samples = 3000;          // else: configurations drawn at random and scored
   uint32_t best_neighbours = 4;     // else: plus every neighbour of this many best observations
-  // When set, the pool is the unvisited configurations of the space among these variants (in
-  // key order) and nothing else, whatever the space's size: the space restricted to them
-  // (actors/search_space.h, VariantRestriction). Must outlive the pick.
+  // When set and not whole_space, the pool is the unvisited configurations of the space among
+  // these variants (in key order) and nothing else, whatever the space's size: the space
+  // restricted to them (actors/search_space.h, VariantRestriction). Must outlive the pick.
   const VariantRestriction* restriction = nullptr;
   SurrogateOptions surrogate;
 };

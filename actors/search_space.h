@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,22 @@ namespace arc::actors {
 
 // A restriction of a campaign's search space to listed variants, e.g. those a sweep measured
 // (arc-replay ablate --space measured: then compositional replay can answer every candidate the
-// builtin agents propose). A candidate is in the restricted space when its base and every gate
-// are listed; the model move scores the listed configurations alone (actors/model_move.h).
-// Pure data: a filter on proposals, never on what the guard or the evaluators do.
+// builtin agents propose), and/or away from whole families (arc-replay ablate --exclude-family).
+// A candidate is in the restricted space when its base and every gate are admitted; the model
+// move scores the listed configurations alone when the restriction lists them
+// (actors/model_move.h). Pure data: a filter on proposals, never on what the guard or the
+// evaluators do.
 struct VariantRestriction {
   std::map<std::string, problem::Variant> variants;  // by problem::Variant::key()
+  // False (default): only `variants` are admitted. True: every variant of the problem's space
+  // is (`variants` is not read), but for the excluded families.
+  bool whole_space = false;
+  std::set<std::string> excluded_families;  // never admitted, listed or not
 
-  bool admits(const problem::Variant& v) const { return variants.count(v.key()) != 0; }
+  bool admits(const problem::Variant& v) const {
+    if (excluded_families.count(v.family) != 0) return false;
+    return whole_space || variants.count(v.key()) != 0;
+  }
   bool admits(const problem::Candidate& c) const {
     if (!admits(c.base)) return false;
     for (const auto& [workload, v] : c.gates) {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -12,6 +14,7 @@
 
 #include "actors/agent_backend_registry.h"
 #include "actors/campaign_runner.h"
+#include "actors/view.h"
 #include "base/rng.h"
 #include "base/stats.h"
 #include "eval/evaluators.h"
@@ -139,6 +142,7 @@ struct SeedResult {
   uint32_t unanswered = 0;
   uint32_t unanswered_gated = 0;
   uint32_t candidates = 0;
+  std::string baseline_hash;  // as the campaign logged it
 };
 
 // Runs one configuration at one seed. Thread-safe: everything shared is read-only.
@@ -188,6 +192,14 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
     log = std::move(read.value());
     fs::remove_all(ro.run_dir, ec);
   }
+  for (const events::Event& e : log) {
+    if (e.payload.type != fb::Payload::CandidateProposed) continue;
+    const auto* p = e.payload.AsCandidateProposed();
+    if (p->agent == actors::kCampaignActor && p->move == actors::kBaselineMove) {
+      out.baseline_hash = p->candidate_hash;
+      break;
+    }
+  }
   const RunAnalysis a = analyze_run(ro.run_dir.string(), log);
   out.unanswered = count_unanswered(log);
   out.unanswered_gated = out.unanswered != 0 ? count_unanswered_gated(log) : 0;
@@ -202,6 +214,88 @@ SeedResult run_one(const actors::PreparedCampaign& prepared, const std::string& 
   out.best_score = a.best_score;
   out.curve = a.campaign_curve;
   return out;
+}
+
+// The recorded candidate `prefix` names (AblationOptions::baseline), checked: one recorded
+// candidate has a hash that begins with it, measured correct on every workload of the problem,
+// and of no excluded family.
+Result<problem::Candidate> resolve_baseline(const std::string& prefix,
+                                            const std::vector<std::filesystem::path>& measurements,
+                                            const eval::ReplayRecords& records,
+                                            const problem::Problem& problem,
+                                            const std::set<std::string>& excluded) {
+  const std::string flag = "--baseline '" + prefix + "'";
+  std::string lower = prefix;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.empty() || lower.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Status::invalid_argument(
+        flag + ": expected a recorded candidate's hash or a prefix of it (hex digits)");
+  }
+  std::map<std::string, std::string> proposed;  // hash -> canonical, every recorded candidate
+  for (const auto& path : measurements) {
+    auto log = read_run(path);
+    if (!log) return log.status();
+    for (const events::Event& e : log.value()) {
+      if (e.payload.type != fb::Payload::CandidateProposed) continue;
+      const auto* p = e.payload.AsCandidateProposed();
+      proposed.emplace(p->candidate_hash, p->canonical);
+    }
+  }
+  std::vector<std::string> matches;
+  for (auto it = proposed.lower_bound(lower); it != proposed.end(); ++it) {
+    if (it->first.compare(0, lower.size(), lower) != 0) break;
+    matches.push_back(it->first);
+  }
+  if (matches.empty()) {
+    return Status::invalid_argument(flag + ": expected the hash (or a unique prefix) of a " +
+                                    "candidate the measurements (--from) recorded; none of their " +
+                                    std::to_string(proposed.size()) + " candidates has it");
+  }
+  if (matches.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < matches.size() && i < 4; ++i) {
+      names += (i ? ", " : "") + problem::short_hash(matches[i]);
+    }
+    return Status::invalid_argument(flag + ": ambiguous, " + std::to_string(matches.size()) +
+                                    " recorded candidates begin with it (" + names +
+                                    (matches.size() > 4 ? ", ..." : "") +
+                                    "); expected a unique prefix");
+  }
+  const std::string& hash = matches.front();
+  const std::string who = flag + ": candidate " + problem::short_hash(hash);
+  auto candidate = problem::Candidate::from_canonical(proposed.at(hash));
+  if (!candidate) {
+    return Status::invalid_argument(who + ": its recorded text does not parse (" +
+                                    candidate.status().message() + ")");
+  }
+  const auto ev = records.evaluations.find(hash);
+  if (ev == records.evaluations.end()) {
+    return Status::invalid_argument(
+        who + " was never evaluated; expected a candidate measured correct on every workload");
+  }
+  for (const problem::Workload& w : problem.workloads) {
+    const fb::WorkloadEvaluationT* found = nullptr;
+    for (const auto& r : ev->second.workloads) {
+      if (r && r->workload == w.name) found = r.get();
+    }
+    if (found == nullptr || found->status != fb::WorkloadStatus::OK || !(found->median_ns > 0)) {
+      return Status::invalid_argument(
+          who + " was not measured correct on workload " + w.name + " (" +
+          (found == nullptr ? std::string("no measurement")
+                            : std::string(fb::EnumNameWorkloadStatus(found->status))) +
+          "); expected a candidate measured correct on every workload");
+    }
+  }
+  std::vector<const problem::Variant*> variants = {&candidate->base};
+  for (const auto& [workload, v] : candidate->gates) variants.push_back(&v);
+  for (const problem::Variant* v : variants) {
+    if (excluded.count(v->family) != 0) {
+      return Status::invalid_argument(who + " uses family " + v->family +
+                                      ", which --exclude-family excludes; expected a baseline "
+                                      "in the searched families");
+    }
+  }
+  return std::move(candidate.value());
 }
 
 }  // namespace
@@ -253,17 +347,45 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     if (!p) return p.status();
     prepared.push_back(std::move(p.value()));
   }
+  const problem::Problem& problem = prepared.front().problem;
+  const std::set<std::string> excluded(o.excluded_families.begin(), o.excluded_families.end());
+  for (const std::string& f : excluded) {
+    if (problem.family(f) == nullptr) {
+      std::string names;
+      for (const auto& fam : problem.families) {
+        if (!names.empty()) names += ", ";
+        names += fam.name;
+      }
+      std::string message = "--exclude-family '" + f + "': expected a family of ";
+      message += problem.name;
+      message += " (" + names + ")";
+      return Status::invalid_argument(message);
+    }
+  }
   // The measurements are read once and shared by every campaign.
   if (o.measurements.empty()) {
     return Status::invalid_argument("--from: expected at least one sweep or run directory");
   }
   auto records = eval::ReplayRecords::load(o.measurements);
   if (!records) return records.status();
+  if (!o.baseline.empty()) {
+    auto baseline =
+        resolve_baseline(o.baseline, o.measurements, *records.value(), problem, excluded);
+    if (!baseline) return baseline.status();
+    // The campaign's baseline is its problem's seed (actors/campaign_actor.cc).
+    for (auto& p : prepared) p.problem.seed = baseline.value();
+  }
 
   std::shared_ptr<const actors::VariantRestriction> restriction;
-  if (o.measured_space) {
+  if (o.measured_space || !excluded.empty()) {
     auto r = std::make_shared<actors::VariantRestriction>();
-    r->variants = records.value()->variants.measured_variants();
+    r->whole_space = !o.measured_space;
+    r->excluded_families = excluded;
+    if (o.measured_space) {
+      for (const auto& [key, v] : records.value()->variants.measured_variants()) {
+        if (excluded.count(v.family) == 0) r->variants.emplace(key, v);
+      }
+    }
     restriction = std::move(r);
   }
 
@@ -291,6 +413,8 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
   for (auto& th : pool) th.join();
 
   std::vector<std::vector<std::vector<std::pair<uint32_t, double>>>> curves;  // config, seed
+  report.baseline_given = !o.baseline.empty();
+  report.excluded_families = o.excluded_families;
   for (size_t ci = 0; ci < o.configs.size(); ++ci) {
     ConfigResult res;
     res.name = o.configs[ci].name;
@@ -299,6 +423,12 @@ Result<AblationReport> run_ablation(const AblationOptions& o) {
     for (uint32_t k = 0; k < o.seeds; ++k) {
       SeedResult& r = results[ci * o.seeds + k];
       if (!r.status) return r.status;
+      if (report.baseline_hash.empty()) report.baseline_hash = r.baseline_hash;
+      if (r.baseline_hash != report.baseline_hash) {
+        return Status::internal("ablate: campaign " + res.name + " seed " + std::to_string(k + 1) +
+                                " started from " + problem::short_hash(r.baseline_hash) +
+                                ", the others from " + problem::short_hash(report.baseline_hash));
+      }
       res.unanswered += r.unanswered;
       res.unanswered_gated += r.unanswered_gated;
       res.candidates += r.candidates;
@@ -373,7 +503,10 @@ std::string reach_text(double n) {
 std::string to_table(const AblationReport& r) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3);
-  os << r.seeds << " seeds per configuration; best known " << r.best_known << "x";
+  os << r.seeds << " seeds per configuration";
+  if (r.baseline_given) os << "; baseline " << problem::short_hash(r.baseline_hash);
+  for (const auto& f : r.excluded_families) os << "; without " << f;
+  os << "; best known " << r.best_known << "x";
   if (r.target != r.best_known) os << "; target " << r.target << "x";
   os << "\n\n";
   os << std::left << std::setw(14) << "config";
@@ -416,6 +549,9 @@ nlohmann::json to_json(const AblationReport& r) {
   j["seeds"] = r.seeds;
   j["best_known"] = r.best_known;
   j["target"] = r.target;
+  // Only when set, so that a default ablation's report is as before.
+  if (r.baseline_given) j["baseline"] = r.baseline_hash;
+  if (!r.excluded_families.empty()) j["excluded_families"] = r.excluded_families;
   j["configs"] = nlohmann::json::array();
   for (const auto& c : r.configs) {
     nlohmann::json reach = nlohmann::json::object(), reach_ci = nlohmann::json::object(),

@@ -61,6 +61,15 @@ struct AblationOptions {
   // (actors/search_space.h, VariantRestriction). For a sampled sweep, whose unmeasured points
   // the replay evaluator cannot answer (arc-replay ablate --space measured).
   bool measured_space = false;
+  // The candidate every campaign starts from (its baseline: every score is a speedup over it,
+  // and it is every agent's first incumbent), named by its hash or a unique prefix of it among
+  // the recorded candidates; it must have been measured correct on every workload of the
+  // problem. Empty (default): the problem's seed (arc-replay ablate --baseline).
+  std::string baseline;
+  // Families no builtin agent proposes a variant of (in base or gates), e.g. the seed's
+  // library family, to search the others alone; each must be a family of the problem, and the
+  // baseline must use none of them. Empty (default): none (arc-replay ablate --exclude-family).
+  std::vector<std::string> excluded_families;
 };
 
 struct ConfigResult {
@@ -84,6 +93,11 @@ struct ConfigResult {
 };
 
 struct AblationReport {
+  // The hash of the baseline every campaign logged (they all agree): the problem's seed unless
+  // AblationOptions::baseline named another candidate.
+  std::string baseline_hash;
+  bool baseline_given = false;  // AblationOptions::baseline was set (then reported as such)
+  std::vector<std::string> excluded_families;  // AblationOptions::excluded_families
   std::vector<uint32_t> budgets;
   uint32_t seeds = 0;
   double best_known = 1;

@@ -163,6 +163,13 @@ int main(int argc, char** argv) {
                    "where builtin agents search: full (the problem's space) or measured (only "
                    "candidates whose every variant the measurements measured; for sampled sweeps)")
       ->check(CLI::IsMember({"full", "measured"}));
+  std::string ablate_baseline;
+  ablate->add_option("--baseline", ablate_baseline,
+                     "start every campaign from this recorded candidate (its hash or a unique "
+                     "prefix; measured correct on every workload) instead of the problem's seed");
+  std::vector<std::string> ablate_excluded;
+  ablate->add_option("--exclude-family", ablate_excluded,
+                     "a family the builtin agents never propose (repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -287,6 +294,8 @@ int main(int argc, char** argv) {
     o.target_score = ablate_target;
     o.exact = ablate_exact;
     o.measured_space = ablate_space == "measured";
+    o.baseline = ablate_baseline;
+    o.excluded_families = ablate_excluded;
     if (ablate_configs.empty()) {
       o.configs = arc::replay::default_ablation_configs();
     } else {

@@ -533,6 +533,74 @@ TEST_F(ModelAgent, ARestrictionKeepsEveryProposalInsideItAndWithoutOneAgentsLeav
   }
 }
 
+// A restriction away from a family (arc-replay ablate --exclude-family), over the whole space or
+// over listed variants: no proposal of a model agent or a knob agent is of that family, though
+// that family is the faster one, and the model agent visits the rest of the space and stops.
+TEST_F(ModelAgent, AnExcludedFamilyIsNeverProposed) {
+  const SearchSpace space(problem_, skills_.back());
+  auto whole = std::make_shared<VariantRestriction>();
+  whole->whole_space = true;
+  whole->excluded_families = {"beta"};
+  auto listed = std::make_shared<VariantRestriction>(*whole);
+  listed->whole_space = false;
+  size_t alpha = 0;
+  space.for_each(problem_.seed.base, [&](const Config& c) {
+    problem::Variant v = space.variant_of(c);
+    alpha += v.family == "alpha" ? 1 : 0;
+    listed->variants.emplace(v.key(), v);
+  });
+  ASSERT_EQ(alpha, 12u);
+  problem::Variant beta = problem_.families[1].default_variant();
+  EXPECT_FALSE(whole->admits(beta));
+  EXPECT_FALSE(listed->admits(beta));
+  EXPECT_TRUE(whole->admits(problem_.seed));
+  EXPECT_TRUE(listed->admits(problem_.seed));
+  auto restart = [this] {  // a fresh campaign: no agents, the seed decided
+    cores_.clear();
+    log_ = testing::LogBuilder();
+    view_ = CampaignView({"small", "large"});
+    memory_ = MemoryCore();
+    testing::open_campaign(log_, problem_, {"m"}, [this](const events::Event& e) { apply(e); });
+  };
+  for (const auto& restriction : {whole, listed}) {
+    restart();
+    cores_.push_back(std::make_unique<AgentCore>(
+        AgentSetup{"m", 0, "model", 7, true, true, restriction}, problem_, skills_));
+    AgentCore& a = *cores_.back();
+    cores_.push_back(std::make_unique<AgentCore>(
+        AgentSetup{"m", 0, "tiling", 7, true, true, restriction}, problem_, skills_));
+    const AgentCore& knobs = *cores_.back();
+    size_t proposed = 0;
+    for (int step = 0; step < 40; ++step) {
+      for (const AgentCore* core : {&knobs, static_cast<const AgentCore*>(&a)}) {
+        Proposal p = core->propose(view_, memory_.recall("softmax"));
+        if (!p.proposed) continue;
+        auto c = problem::Candidate::from_canonical(p.proposed->canonical);
+        ASSERT_TRUE(c.ok());
+        EXPECT_EQ(c->base.family, "alpha") << p.proposed->move;
+      }
+      Proposal p = a.propose(view_, memory_.recall("softmax"));
+      if (!p.proposed) break;
+      ++proposed;
+      run(p);
+    }
+    EXPECT_EQ(proposed, alpha - 1) << (restriction->whole_space ? "whole space" : "listed");
+  }
+  // Without the restriction the model agent goes to the faster family.
+  restart();
+  AgentCore& free_model = add(7);
+  bool beta_proposed = false;
+  for (int step = 0; step < 20 && !beta_proposed; ++step) {
+    Proposal p = free_model.propose(view_, memory_.recall("softmax"));
+    if (!p.proposed) break;
+    auto c = problem::Candidate::from_canonical(p.proposed->canonical);
+    ASSERT_TRUE(c.ok());
+    beta_proposed = c->base.family == "beta";
+    run(p);
+  }
+  EXPECT_TRUE(beta_proposed);
+}
+
 TEST_F(ModelAgent, SameSeedAndLogGiveTheSameProposalsAndAnotherSeedOthers) {
   AgentCore& a = add(7);
   AgentCore& twin = add(7);

@@ -2,10 +2,16 @@
 // kind): counterfactual campaigns, their statistics, and byte-identical reports.
 #include "replay/ablate.h"
 
+#include <cctype>
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "problem/candidate.h"
+#include "replay/summary.h"
 
 namespace arc::replay {
 namespace {
@@ -121,6 +127,109 @@ TEST(Ablate, CandidatesToReachAGivenTargetWithTheirInterval) {
             to_json(resampled.value())["configs"][0]["best_at_per_seed"]);
   o.target_score = -1;
   EXPECT_FALSE(run_ablation(o).ok());
+}
+
+// arc-replay ablate --baseline and --exclude-family: every campaign starts from the recorded
+// candidate named by a prefix of its hash (what the campaigns logged as their baseline), and
+// each error names the flag and what was expected.
+TEST(Ablate, ABaselineOfTheMeasurementsAndAnExcludedFamily) {
+  const fs::path sweep = fs::path(ARC_SOURCE_DIR) / "tests/data/sweeps/host-softmax";
+  auto log = read_run(sweep);
+  ASSERT_TRUE(log.ok()) << log.status().to_string();
+  std::string seed_hash, seed_family, wrong;
+  std::map<std::string, std::string> family_of;  // hash -> family, every proposed candidate
+  std::map<std::string, bool> correct;           // hash -> every workload OK
+  for (const events::Event& e : log.value()) {
+    if (e.payload.type == fb::Payload::CandidateProposed) {
+      const auto* p = e.payload.AsCandidateProposed();
+      auto c = problem::Candidate::from_canonical(p->canonical);
+      ASSERT_TRUE(c.ok());
+      family_of[p->candidate_hash] = c->base.family;
+      if (seed_hash.empty()) {
+        seed_hash = p->candidate_hash;  // a sweep proposes the seed first
+        seed_family = c->base.family;
+      }
+    } else if (e.payload.type == fb::Payload::CandidateEvaluated) {
+      const auto* p = e.payload.AsCandidateEvaluated();
+      bool ok = !p->workloads.empty();
+      for (const auto& w : p->workloads) ok &= w->status == fb::WorkloadStatus::OK;
+      correct[p->candidate_hash] = ok;
+    }
+  }
+  std::string baseline;  // a correct point of another family than the seed's
+  for (const auto& [hash, ok] : correct) {
+    if (ok && baseline.empty() && family_of[hash] != seed_family) baseline = hash;
+    if (!ok && wrong.empty()) wrong = hash;
+  }
+  ASSERT_FALSE(baseline.empty());
+  ASSERT_FALSE(wrong.empty());
+
+  auto o = options("bl");
+  o.configs = {{"one-agent", {"agents=1"}}, {"four-agents", {}}};
+  o.exact = true;
+  auto plain = run_ablation(o);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_EQ(plain->baseline_hash, seed_hash);
+  EXPECT_FALSE(to_json(plain.value()).contains("baseline"));
+  EXPECT_EQ(to_table(plain.value()).find("baseline"), std::string::npos);
+
+  o.baseline = baseline.substr(0, 12);
+  o.excluded_families = {seed_family};
+  o.measured_space = true;
+  auto moved = run_ablation(o);
+  ASSERT_TRUE(moved.ok()) << moved.status().to_string();
+  EXPECT_EQ(moved->baseline_hash, baseline);
+  const auto j = to_json(moved.value());
+  EXPECT_EQ(j["baseline"], baseline);
+  EXPECT_EQ(j["excluded_families"], nlohmann::json::array({seed_family}));
+  EXPECT_NE(to_table(moved.value())
+                .find("baseline " + baseline.substr(0, 12) + "; without " + seed_family),
+            std::string::npos);
+  for (const auto& c : moved->configs) {
+    EXPECT_GT(c.candidates, 0u) << c.name;
+    EXPECT_LT(c.unanswered, c.candidates) << c.name;  // the measured space, less a family
+  }
+  // Scores are speedups over the new baseline: not those over the seed.
+  EXPECT_NE(to_json(plain.value())["configs"][0]["best_at_per_seed"],
+            j["configs"][0]["best_at_per_seed"]);
+  // A full hash in capitals names the same candidate.
+  auto upper = o;
+  upper.baseline = baseline;
+  for (char& ch : upper.baseline) ch = static_cast<char>(std::toupper(ch));
+  auto same = run_ablation(upper);
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_EQ(to_json(same.value()).dump(), j.dump());
+
+  auto error = [&o](const std::string& prefix, std::vector<std::string> excluded) {
+    auto bad = o;
+    bad.baseline = prefix;
+    bad.excluded_families = std::move(excluded);
+    auto r = run_ablation(bad);
+    EXPECT_FALSE(r.ok()) << prefix;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  std::string unknown = "0";
+  while (true) {  // a prefix no recorded hash has
+    bool taken = false;
+    for (const auto& [hash, f] : family_of) taken |= hash.rfind(unknown, 0) == 0;
+    if (!taken) break;
+    unknown += "0";
+  }
+  EXPECT_NE(error(unknown, {})
+                .find("--baseline '" + unknown +
+                      "': expected the hash (or a unique "
+                      "prefix) of a candidate the measurements (--from) recorded"),
+            std::string::npos);
+  EXPECT_NE(error(seed_hash.substr(0, 1), {}).find("ambiguous"), std::string::npos);
+  EXPECT_NE(error("xyz", {}).find("--baseline 'xyz': expected a recorded candidate's hash"),
+            std::string::npos);
+  EXPECT_NE(error(wrong, {}).find("was not measured correct on workload"), std::string::npos);
+  EXPECT_NE(error(seed_hash, {seed_family}).find("which --exclude-family excludes"),
+            std::string::npos);
+  const std::string no_family = error("", {"no-such-family"});
+  EXPECT_NE(no_family.find("--exclude-family 'no-such-family': expected a family of softmax ("),
+            std::string::npos)
+      << no_family;
 }
 
 TEST(Ablate, BadChangesAreNamed) {
