@@ -328,28 +328,21 @@ Result<std::unique_ptr<LtPlan>> Lt::plan(const GemmProblem& g, const LtConfig& c
   std::memcpy(p->algo_, &algo, sizeof algo);
   p->workspace_ = workspace;
   int32_t algo_id = 0, splitk = 0;
-  uint32_t tile = 0, stages = 0, red = 0, swz = 0;
-  size_t n = 0;
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id,
-                                         &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
-                                         &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
-                                         sizeof stages, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
-                                         sizeof splitk, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red,
-                                         sizeof red, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
-                                         sizeof swz, &n);
-  uint32_t custom = 0;
+  uint32_t tile = 0, stages = 0, red = 0, swz = 0, custom = 0;
   uint16_t inner = 0, cluster = 0;
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom,
-                                         sizeof custom, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner,
-                                         sizeof inner, &n);
-  L.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster,
-                                         sizeof cluster, &n);
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto* value) {
+    size_t n = 0;
+    L.cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, value, sizeof *value, &n);
+  };
+  get(CUBLASLT_ALGO_CONFIG_ID, &algo_id);
+  get(CUBLASLT_ALGO_CONFIG_TILE_ID, &tile);
+  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages);
+  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk);
+  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red);
+  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz);
+  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom);
+  get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner);
+  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster);
   // The algorithm's bytes, which cuBLASLt documents as restorable with the same library
   // version: what an export (replay/lt_export.h) replays exactly.
   std::string bytes;
