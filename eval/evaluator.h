@@ -51,6 +51,23 @@ class Evaluator {
   // Compiles the problem's reference as evaluate() does (same compiler, options and cache);
   // `variant` is "reference", `error` the compiler's message when not ok. Backends that
   // compile nothing (replay) answer ok with options "nothing to compile".
+  // Whether the evaluator can measure now. A remote worker (eval/remote_evaluator.h) that
+  // disconnected, crashed or stopped answering makes it an error naming the worker: whatever the
+  // call that noticed returned is then not the candidate's, and the guard dispatches that work
+  // again on another worker (actors/guard_actor.cc). reconnect() tries to win the worker back
+  // (connect, authenticate, attach the problem again) and answers availability() afterwards.
+  virtual Status availability() const { return Status::ok(); }
+  virtual Status reconnect() { return availability(); }
+  // Where the evaluator measures, as CandidateEvaluated.worker records it: "local" (this
+  // process's own worker), "local:N" (the local worker of device N), or a remote worker's
+  // "host:port".
+  virtual std::string worker() const { return "local"; }
+  // The physical device it times on when two evaluators could share one ("gpu:<uuid>"); empty
+  // when they cannot collide. The guard never admits a second worker on a device already served.
+  virtual std::string device_key() const { return ""; }
+  // The device's model: device() without what tells two devices of one model apart (a GPU's
+  // UUID). A campaign compares timings only between evaluators of one model.
+  virtual std::string device_model() const { return device(); }
   virtual fb::CompiledVariantT compile_reference() {
     fb::CompiledVariantT r;
     r.variant = "reference";
