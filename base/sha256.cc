@@ -19,7 +19,7 @@ const EVP_MD* sha256_md() {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view bytes) {
+std::string sha256_digest(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   // These only fail when OpenSSL cannot allocate or SHA-256 is unavailable; a content address
@@ -28,13 +28,20 @@ std::string sha256_hex(std::string_view bytes) {
   if (md == nullptr || EVP_Digest(bytes.data(), bytes.size(), digest, &len, md, nullptr) != 1) {
     std::abort();
   }
+  return std::string(reinterpret_cast<const char*>(digest), len);
+}
+
+std::string to_hex(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * len, '\0');
-  for (unsigned int i = 0; i < len; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xF];
+  std::string out(2 * bytes.size(), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kHex[b >> 4];
+    out[2 * i + 1] = kHex[b & 0xF];
   }
   return out;
 }
+
+std::string sha256_hex(std::string_view bytes) { return to_hex(sha256_digest(bytes)); }
 
 }  // namespace arc
