@@ -9,6 +9,7 @@
 
 #include "actors/agent_backend_registry.h"
 #include "actors/campaign_toml.h"
+#include "actors/worker_spec.h"
 #include "base/arc_home.h"
 
 namespace arc::actors {
@@ -30,7 +31,8 @@ bool valid_agent_name(const std::string& s) {
 
 // The root's tables: the campaign's own and every backend's section.
 std::set<std::string> known_tables() {
-  std::set<std::string> known = {"campaign", "evaluation", "guard", "memory", "plateau", "agents"};
+  std::set<std::string> known = {"campaign", "evaluation", "guard",  "memory",
+                                 "plateau",  "agents",     "workers"};
   for (const AgentBackendKind* k : agent_backend_kinds()) {
     if (k->section != nullptr) known.insert(k->section);
   }
@@ -218,6 +220,29 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
     return Status::invalid_argument(where(c.file, "agents") +
                                     ": expected at least one [[agents]] entry, got none");
   }
+  if (const toml::node* workers = root.get("workers"); workers != nullptr) {
+    if (!workers->is_array_of_tables()) {
+      return Status::invalid_argument(where(c.file, "workers") +
+                                      ": expected an array of tables [[workers]], got " +
+                                      CampaignReader::type_name(*workers));
+    }
+    size_t w = 0;
+    std::set<std::string> seen;
+    for (const auto& node : *workers->as_array()) {
+      const CampaignTable t{node.as_table(), "workers[" + std::to_string(w++) + "]"};
+      r.known_fields(t, {"address"});
+      std::string address;
+      r.get(t, "address", address, true, "local, local:N or HOST:PORT");
+      if (r.failed()) return r.status();
+      auto spec = parse_worker(address, where(c.file, t.field("address")));
+      if (!spec) return spec.status();
+      if (!seen.insert(spec->name).second) {
+        r.fail(t.field("address"), "a worker no other entry names", in_quotes(address) + " again");
+        return r.status();
+      }
+      c.workers.push_back(spec->name);
+    }
+  }
   read_sections(r, c);
   if (r.failed()) return r.status();
   return c;
@@ -254,6 +279,7 @@ std::string campaign_text(const CampaignConfig& c) {
        << "\nbackend = " << toml_string(a.backend) << "\n";
     if (a.fields != nullptr) os << a.fields->text();
   }
+  for (const auto& w : c.workers) os << "\n[[workers]]\naddress = " << toml_string(w) << "\n";
   return os.str();
 }
 

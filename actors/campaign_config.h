@@ -88,6 +88,9 @@ struct CampaignConfig {
   bool drafting = true;            // agents switch skill on plateau
   bool sibling_inspection = true;  // drafting agents may adopt a faster sibling's incumbent
   std::vector<AgentConfig> agents;
+  // [[workers]] address: the workers it runs on when `arcd run --workers` does not say
+  // (actors/worker_spec.h: local, local:N, HOST:PORT); none: auto.
+  std::vector<std::string> workers;
   // The backends' sections present in the file ([llm], [exec], ...) by section name, each read
   // and checked by its backend whether or not an agent uses it.
   std::map<std::string, std::shared_ptr<const BackendSettings>> sections;

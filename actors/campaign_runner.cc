@@ -8,6 +8,7 @@
 #include <rocksdb/version.h>
 
 #include "actors/agent_backend_registry.h"
+#include "actors/campaign_workers.h"
 #include "actors/messages.h"
 #include "actors/run_directory.h"
 #include "actors/run_inputs.h"
@@ -82,6 +83,13 @@ Status check_fresh_run_dir(const RunDirInspection& inspection, const std::filesy
   return Status::ok();
 }
 
+// "local:0, local:1, 10.0.0.2:7100".
+std::string worker_names(const std::vector<CampaignWorker>& workers) {
+  std::string out;
+  for (const auto& w : workers) out += (out.empty() ? "" : ", ") + w.name;
+  return out;
+}
+
 }  // namespace
 
 Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& options) {
@@ -110,15 +118,11 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     if (!inspection) return inspection.status();
     if (auto s = check_fresh_run_dir(inspection.value(), options.run_dir); !s) return s;
   }
-  auto evaluator = options.make_evaluator(prepared.problem);
-  if (!evaluator) return evaluator.status();
   // A candidate that took arcd (or its worker) down twice is decided as CRASH on resume.
   // (Answers from recorded measurements run nothing that could.)
-  const eval::EvaluatorBackend* backend = eval::find_evaluator_backend(evaluator.value()->name());
-  if (!options.in_memory_log && backend != nullptr && backend->measures) {
-    evaluator = eval::with_quarantine(std::move(evaluator.value()), options.run_dir / "quarantine",
-                                      prepared.problem);
-  }
+  auto opened = open_workers(prepared.problem, options,
+                             options.in_memory_log ? fs::path() : options.run_dir / "quarantine");
+  if (!opened) return opened.status();
   std::vector<std::shared_ptr<AgentBackend>> agent_backends;
   std::map<std::string, std::shared_ptr<AgentBackend>> shared_backends;
   std::map<std::string, std::string> family_sources;
@@ -210,12 +214,30 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
     }
   }
 
+  // A resumed campaign keeps measuring on the device model it started on.
+  if (options.resume) {
+    auto first = journal.value()->read_all();
+    if (!first) return first.status();
+    if (!first->empty() && first->front().payload.type == fb::Payload::CampaignStarted) {
+      for (const auto& kv : first->front().payload.AsCampaignStarted()->software) {
+        if (kv->key == kDeviceModelKey && kv->value != opened->device_model) {
+          return Status::invalid_argument(options.run_dir.string() + ": the campaign measured on " +
+                                          kv->value + "; its workers now measure on " +
+                                          opened->device_model +
+                                          " (timings are never compared across device models)");
+        }
+      }
+    }
+  }
+
   CampaignContext ctx;
+  ctx.workers = std::move(opened->workers);
+  ctx.evaluator = opened->first;
+  ctx.device_model = opened->device_model;
   ctx.config = std::move(prepared.config);
   ctx.problem = std::move(prepared.problem);
   ctx.skills = std::move(prepared.skills);
   ctx.journal = journal.value().get();
-  ctx.evaluator = evaluator.value().get();
   ctx.campaign_id = campaign_id;
   ctx.inputs_ref = inputs_ref;
   ctx.resuming = options.resume;
@@ -231,6 +253,8 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                           std::to_string(FLATBUFFERS_VERSION_REVISION)},
       {"evaluator", ctx.evaluator->name()},
       {kDecisionsKey, kPairedDecisions},
+      {kDeviceModelKey, ctx.device_model},
+      {"workers", worker_names(ctx.workers)},
   };
   ctx.compile_jobs = options.compile_jobs != 0 ? options.compile_jobs
                                                : std::max(1u, std::thread::hardware_concurrency());

@@ -11,6 +11,7 @@
 
 #include "actors/campaign_config.h"
 #include "actors/search_space.h"
+#include "actors/worker_spec.h"
 #include "eval/evaluator.h"
 #include "events/codec.h"
 #include "problem/problem.h"
@@ -44,6 +45,19 @@ struct RunOptions {
   bool in_memory_log = false;
   // Builds the evaluator for the problem (host, replay, ...). Required.
   std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&)> make_evaluator;
+  // The workers (actors/worker_spec.h, already expanded from "auto"); empty: one local worker.
+  std::vector<WorkerSpec> workers;
+  // Builds the local worker of device N; unset: make_evaluator, for device 0 only.
+  std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&, int device)>
+      make_local_worker;
+  // Connects a remote worker (eval/remote_evaluator.h): connect, authenticate, attach the
+  // problem. Required when `workers` names one. Called again to win back a lost worker.
+  std::function<Result<std::unique_ptr<eval::Evaluator>>(const problem::Problem&,
+                                                         const WorkerSpec&)>
+      connect_worker;
+  // Told, in one sentence each, of workers that could not be reached when the run started (the
+  // run goes on with the others and takes them in when they answer).
+  std::function<void(const std::string&)> worker_notice;
   // Called for every durable event, in seq order, from an actor thread.
   std::function<void(const events::Event&)> observer;
   // Builtin agents propose only within this restriction of the search space (e.g. the variants
@@ -57,6 +71,10 @@ struct RunOptions {
   // removal of a log that a run killed before CampaignStarted left); may be empty.
   std::function<void(const std::string&)> notice;
 };
+
+// CampaignStarted's software entry naming the device model the campaign measures on
+// (Evaluator::device_model); a resumed campaign refuses workers of another.
+inline constexpr const char* kDeviceModelKey = "device_model";
 
 struct RunResult {
   std::string campaign_id;

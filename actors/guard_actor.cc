@@ -1,9 +1,29 @@
-// The guard actor: dedups, compiles (a parallel pool for a lockstep round), evaluates one
-// candidate at a time on its device, asks the guard core for the verdict and logs every step.
+// The guard actor: dedups, compiles (a parallel pool for a lockstep round), dispatches
+// evaluations to its workers (one worker slot each, actors/worker_slot.h) as they fall idle,
+// and logs and decides in the order candidates reached it, asking the guard core for every
+// verdict (DESIGN.md §6, §9).
+//
+// Scheduling. Queued candidates are evaluated ahead of their turn on idle workers, as many at
+// once as there are workers, but only while they fit in the budget (decided + place in the queue
+// < budget) and only once per candidate hash; an evaluation is logged, paired and decided when
+// its candidate reaches the front, so the log's order, and every decision, is the one a single
+// worker gives (lockstep with equal measurements: identical). Pairs (paired decisions) run on
+// the worker that evaluated the candidate when it is idle, else on the first idle one: both
+// sides of a pair on one worker, and timings are never compared across device models, because
+// a worker whose model is not the campaign's is refused when it joins.
+//
+// Faults. An outcome marked lost (the worker disconnected, crashed or stopped answering) is
+// not the candidate's: the worker is marked lost (WorkerChanged), its job goes back to the
+// queue for the next idle worker, and the guard tries to reach the worker again every
+// kRetrySeconds. With no worker left the campaign waits (WorkerChanged live = 0 says so) until
+// one comes back or joins. Nothing is logged for work that did not finish, so nothing is lost
+// or evaluated twice in the log.
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <future>
 #include <map>
+#include <set>
 
 #include "actors/agent_core.h"
 #include "actors/follower.h"
@@ -11,10 +31,21 @@
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "actors/view.h"
-#include "eval/pair.h"
+#include "actors/worker_slot.h"
 
 namespace arc::actors {
 namespace {
+
+// Between attempts to reach a worker that is lost or not yet listening.
+constexpr auto kRetrySeconds = std::chrono::seconds(1);
+
+// A candidate's evaluation on the way: not started, on a worker, or back.
+struct work_state {
+  enum class phase { idle, running, done };
+  phase at = phase::idle;
+  eval_outcome result;
+  size_t slot = 0;  // the worker that measured it
+};
 
 struct guard_item {
   submission sub;
@@ -22,6 +53,28 @@ struct guard_item {
   std::shared_ptr<verdict_list> list;  // set for lockstep rounds
   std::shared_ptr<size_t> remaining;
   size_t index = 0;
+  std::shared_ptr<work_state> work = std::make_shared<work_state>();
+};
+
+struct worker_slot {
+  std::string name;
+  caf::actor actor;
+  bool local = true;
+  enum class status { reaching, live, lost, refused };
+  status at = status::reaching;
+  bool busy = false;
+  bool retrying = false;  // a retry is scheduled or under way
+  std::string device, model, key;
+};
+
+// The pair the front candidate's decision waits for.
+struct pending_pair {
+  pair_job job;
+  size_t prefer = 0;  // the worker that evaluated the candidate
+  bool running = false;
+  fb::CandidateEvaluatedT evaluation;
+  uint64_t eval_seq = 0;
+  uint32_t index = 0;
 };
 
 struct guard_state {
@@ -30,14 +83,22 @@ struct guard_state {
   caf::actor journal;
   caf::actor plateau;
   std::deque<guard_item> queue;
-  bool busy = false;
+  bool busy = false;           // the front item is being processed
+  bool front_waiting = false;  // ... and waits for its evaluation
   uint64_t last_own_seq = 0;
   std::map<std::string, fb::CandidateEvaluatedT> evaluations;
-  std::map<std::string, fb::CompileFinishedT> precompiled;
-  // Every proposed candidate's canonical form, and the compiles kept for pairing: an incumbent
-  // is measured again whenever a candidate of its agent is paired with it.
+  std::map<std::string, std::shared_ptr<const fb::CompileFinishedT>> precompiled;
+  // Every proposed candidate's canonical form (pairs measure incumbents again from it).
   std::map<std::string, std::string> canonicals;
-  std::map<std::string, fb::CompileFinishedT> compiled;
+  // The workers. `fallback` holds the one worker of a campaign given a single evaluator.
+  std::vector<worker_slot> slots;
+  std::deque<CampaignWorker> fallback;
+  std::optional<pending_pair> pair;
+  std::vector<caf::response_promise> peaks_waiting;
+  bool peaks_running = false;
+  // WorkerChanged events wait for CampaignStarted to be in the log.
+  bool started = false;
+  std::vector<fb::WorkerChangedT> unlogged_changes;
   static inline const char* name = "arc.guard";
 };
 
@@ -52,7 +113,175 @@ uint64_t hash_prefix(const std::string& hex) {
   return v;
 }
 
+// The input stream of pair `index` of a candidate's paired decision.
+constexpr uint64_t kPairSeedStream = 0x9a1e0000;
+
 void pump(guard_actor self, CampaignContext* ctx);
+void dispatch(guard_actor self, CampaignContext* ctx);
+void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
+            uint64_t eval_seq);
+
+uint32_t live_workers(const guard_state& st) {
+  return static_cast<uint32_t>(std::count_if(st.slots.begin(), st.slots.end(), [](const auto& s) {
+    return s.at == worker_slot::status::live;
+  }));
+}
+
+// An idle live worker, `prefer` first; slots.size() when none.
+size_t idle_worker(const guard_state& st, size_t prefer) {
+  auto idle = [&st](size_t i) {
+    return i < st.slots.size() && st.slots[i].at == worker_slot::status::live && !st.slots[i].busy;
+  };
+  if (idle(prefer)) return prefer;
+  for (size_t i = 0; i < st.slots.size(); ++i) {
+    if (idle(i)) return i;
+  }
+  return st.slots.size();
+}
+
+void fail(guard_actor self, CampaignContext* ctx, caf::error err) {
+  // A journal failure: every waiting requester learns it; nothing more is evaluated.
+  while (!self->state.queue.empty()) {
+    self->state.queue.front().promise.deliver(err);
+    self->state.queue.pop_front();
+  }
+  for (auto& rp : self->state.peaks_waiting) rp.deliver(err);
+  self->state.peaks_waiting.clear();
+  self->quit(err);
+}
+
+// Logs the worker changes noted so far, once the campaign has started its log.
+void log_changes(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (!st.started || st.unlogged_changes.empty()) return;
+  event_list list;
+  for (auto& c : st.unlogged_changes) {
+    list.events.push_back(events::make_event(kGuardActor, std::move(c)));
+  }
+  st.unlogged_changes.clear();
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+      .then([](const seq_list&) {}, [self, ctx](caf::error& err) { fail(self, ctx, err); });
+}
+
+void note_change(guard_actor self, CampaignContext* ctx, size_t i, const std::string& state,
+                 const std::string& reason, const std::string& requeued = "") {
+  auto& st = self->state;
+  fb::WorkerChangedT c;
+  c.worker = st.slots[i].name;
+  c.state = state;
+  c.device = st.slots[i].device;
+  c.reason = reason;
+  c.live = live_workers(st);
+  c.requeued = requeued;
+  st.unlogged_changes.push_back(std::move(c));
+  log_changes(self, ctx);
+}
+
+void schedule_retry(guard_actor self, size_t i) {
+  auto& s = self->state.slots[i];
+  if (s.retrying || s.at == worker_slot::status::refused) return;
+  s.retrying = true;
+  self->delayed_send(self, kRetrySeconds, retry_atom_v, static_cast<uint64_t>(i));
+}
+
+// The worker went away during a job; `requeued` names the candidate whose work goes elsewhere.
+void worker_lost(guard_actor self, CampaignContext* ctx, size_t i, const std::string& why,
+                 const std::string& requeued) {
+  auto& s = self->state.slots[i];
+  s.busy = false;
+  if (s.at == worker_slot::status::live) {
+    s.at = worker_slot::status::lost;
+    note_change(self, ctx, i, "lost", why, requeued);
+  }
+  schedule_retry(self, i);
+}
+
+void serve_peaks(guard_actor self, CampaignContext* ctx);
+
+// A worker answered a reach: admit it if it measures on the campaign's device model and on a
+// device no live worker serves.
+void admit(guard_actor self, CampaignContext* ctx, size_t i, const connect_outcome& o) {
+  auto& st = self->state;
+  auto& s = st.slots[i];
+  s.retrying = false;
+  if (!o.error.empty()) {
+    if (s.at == worker_slot::status::reaching) s.at = worker_slot::status::lost;
+    schedule_retry(self, i);
+    return;
+  }
+  s.device = o.device;
+  s.model = o.device_model;
+  s.key = o.device_key;
+  std::string refusal;
+  if (!ctx->device_model.empty() && o.device_model != ctx->device_model) {
+    refusal = "it measures on " + o.device_model + ", the campaign on " + ctx->device_model +
+              "; timings are never compared across device models (start a campaign of its own "
+              "for it)";
+  }
+  for (size_t j = 0; j < st.slots.size() && refusal.empty(); ++j) {
+    if (j != i && !o.device_key.empty() && st.slots[j].key == o.device_key &&
+        st.slots[j].at == worker_slot::status::live) {
+      refusal = "its device " + o.device_key + " is already measured by worker " +
+                st.slots[j].name + "; two workers on one device would be timed at once";
+    }
+  }
+  if (!refusal.empty()) {
+    s.at = worker_slot::status::refused;
+    note_change(self, ctx, i, "refused", refusal);
+    return;
+  }
+  s.at = worker_slot::status::live;
+  note_change(self, ctx, i, "joined", "");
+  serve_peaks(self, ctx);
+  dispatch(self, ctx);
+}
+
+void reach(guard_actor self, CampaignContext* ctx, size_t i) {
+  auto& s = self->state.slots[i];
+  s.retrying = true;
+  self->request(s.actor, caf::infinite, reach_atom_v)
+      .then([self, ctx, i](connect_outcome& o) { admit(self, ctx, i, o); },
+            [self, ctx, i](caf::error& err) {
+              admit(self, ctx, i, connect_outcome{self->system().render(err), "", "", ""});
+            });
+}
+
+// Measures the peaks on the first idle worker for everyone who asked.
+void serve_peaks(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (st.peaks_waiting.empty() || st.peaks_running) return;
+  const size_t i = idle_worker(st, 0);
+  if (i == st.slots.size()) return;
+  st.peaks_running = true;
+  st.slots[i].busy = true;
+  self->request(st.slots[i].actor, caf::infinite, peaks_atom_v)
+      .then(
+          [self, ctx, i](peaks_outcome& o) {
+            auto& st = self->state;
+            st.peaks_running = false;
+            st.slots[i].busy = false;
+            if (!o.lost.empty()) {
+              worker_lost(self, ctx, i, o.lost, "");
+            } else {
+              for (auto& rp : st.peaks_waiting) {
+                if (o.error.empty()) {
+                  o.peaks.device = o.peaks.device.empty() ? st.slots[i].device : o.peaks.device;
+                  rp.deliver(peaks_msg{o.peaks});
+                } else {
+                  rp.deliver(caf::make_error(caf::sec::runtime_error, o.error));
+                }
+              }
+              st.peaks_waiting.clear();
+            }
+            serve_peaks(self, ctx);
+            dispatch(self, ctx);
+          },
+          [self, ctx, i](caf::error& err) {
+            self->state.peaks_running = false;
+            worker_lost(self, ctx, i, self->system().render(err), "");
+            serve_peaks(self, ctx);
+          });
+}
 
 void finish(guard_actor self, CampaignContext* ctx, verdict_msg v) {
   guard_item item = std::move(self->state.queue.front());
@@ -65,16 +294,9 @@ void finish(guard_actor self, CampaignContext* ctx, verdict_msg v) {
     item.promise.deliver(std::move(v));
   }
   self->state.busy = false;
+  self->state.front_waiting = false;
   pump(self, ctx);
-}
-
-void fail(guard_actor self, CampaignContext* ctx, caf::error err) {
-  // A journal failure: every waiting requester learns it; nothing more is evaluated.
-  while (!self->state.queue.empty()) {
-    self->state.queue.front().promise.deliver(err);
-    self->state.queue.pop_front();
-  }
-  self->quit(err);
+  dispatch(self, ctx);
 }
 
 // Logs the decision (and its conclusion), asks the plateau detector, then finishes the item.
@@ -102,71 +324,53 @@ void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcom
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
-// The input stream of pair `index` of a candidate's paired decision.
-constexpr uint64_t kPairSeedStream = 0x9a1e0000;
-
-// A pair of a paired decision, measured on the guard's evaluator. An incumbent that cannot be
-// rebuilt any more is that pair's failure (the decision REVERTs naming it), never the
-// candidate's.
-fb::PairMeasuredT measure_next_pair(guard_actor self, CampaignContext* ctx,
-                                    const fb::CandidateProposedT& proposal,
-                                    const PairRequest& request, uint64_t evaluation_seq) {
-  auto load = [self, ctx](const std::string& hash, problem::Candidate* out,
-                          const fb::CompileFinishedT** compiled) -> std::string {
-    auto& st = self->state;
-    auto text = st.canonicals.find(hash);
-    if (text == st.canonicals.end()) return "its proposal is not in the log";
-    auto c = problem::Candidate::from_canonical(text->second);
-    if (!c) return "malformed candidate: " + c.status().message();
-    *out = std::move(c.value());
-    auto it = st.compiled.find(hash);
-    if (it == st.compiled.end())
-      it = st.compiled.emplace(hash, ctx->evaluator->compile(*out, hash)).first;
-    *compiled = &it->second;
-    if (!it->second.ok) return "it no longer compiles";
-    return "";
-  };
-  problem::Candidate cand, inc;
-  const fb::CompileFinishedT* cand_compiled = nullptr;
-  const fb::CompileFinishedT* inc_compiled = nullptr;
-  const std::string cand_error = load(proposal.candidate_hash, &cand, &cand_compiled);
-  const std::string inc_error = load(request.incumbent_hash, &inc, &inc_compiled);
-  const uint64_t input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
-                                       kPairSeedStream + request.index);
-  fb::PairMeasuredT pair;
-  if (cand_error.empty() && inc_error.empty()) {
-    eval::EvalSettings settings = ctx->config.evaluation;
-    settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R rounds
-    settings.repetitions = ctx->config.pair_repetitions.value_or(settings.repetitions);
-    pair = eval::measure_pair(*ctx->evaluator, {&cand, proposal.candidate_hash, cand_compiled},
-                              {&inc, request.incumbent_hash, inc_compiled}, request.candidate_first,
-                              input_seed, settings);
-  } else {
-    pair.candidate_hash = proposal.candidate_hash;
-    pair.incumbent_hash = request.incumbent_hash;
-    pair.candidate_first = request.candidate_first;
-    pair.input_seed = input_seed;
-    for (const auto& w : ctx->problem.workloads) {
-      auto pw = std::make_unique<fb::PairWorkloadT>();
-      pw->workload = w.name;
-      pw->candidate = std::make_unique<fb::PairSideT>();
-      pw->incumbent = std::make_unique<fb::PairSideT>();
-      const bool inc_failed = !inc_error.empty();
-      pw->incumbent->status =
-          inc_failed ? fb::WorkloadStatus::COMPILE_ERROR : fb::WorkloadStatus::NOT_RUN;
-      pw->incumbent->error =
-          inc_failed ? "the incumbent " + request.incumbent_hash.substr(0, 12) + ": " + inc_error
-                     : "";
-      pw->candidate->status =
-          inc_failed ? fb::WorkloadStatus::NOT_RUN : fb::WorkloadStatus::COMPILE_ERROR;
-      pw->candidate->error = inc_failed ? "" : cand_error;
-      pair.workloads.push_back(std::move(pw));
-    }
-  }
-  pair.agent = proposal.agent;
-  pair.index = request.index;
-  pair.evaluation_seq = evaluation_seq;
-  return pair;
+// Runs the front candidate's pending pair on an idle worker, if there is one.
+void run_pair(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  if (!st.pair || st.pair->running) return;
+  const size_t i = idle_worker(st, st.pair->prefer);
+  if (i == st.slots.size()) return;
+  st.pair->running = true;
+  st.slots[i].busy = true;
+  self->request(st.slots[i].actor, caf::infinite, pair_atom_v, st.pair->job)
+      .then(
+          [self, ctx, i](pair_outcome& o) {
+            auto& st = self->state;
+            if (!o.lost.empty()) {
+              st.pair->running = false;
+              worker_lost(self, ctx, i, o.lost, st.pair->job.candidate_hash);
+              dispatch(self, ctx);
+              return;
+            }
+            st.slots[i].busy = false;
+            pending_pair done = std::move(*st.pair);
+            st.pair.reset();
+            const auto& proposal = st.queue.front().sub.proposal;
+            fb::PairMeasuredT& pair = o.pair;
+            pair.agent = proposal.agent;
+            pair.index = done.index;
+            pair.evaluation_seq = done.eval_seq;
+            pair.worker = st.slots[i].name;
+            pair.device = st.slots[i].device;
+            event_list list;
+            list.events.push_back(events::make_event(kGuardActor, std::move(pair)));
+            self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
+                .then(
+                    [self, ctx, done](const seq_list& seqs) mutable {
+                      // The core must have applied the pair before it says what is next.
+                      self->state.follower.when(seqs.seqs.back(), [self, ctx, done] {
+                        settle(self, ctx, done.evaluation, done.eval_seq);
+                      });
+                    },
+                    [self, ctx](caf::error& err) { fail(self, ctx, err); });
+            dispatch(self, ctx);
+          },
+          [self, ctx, i](caf::error& err) {
+            self->state.pair->running = false;
+            worker_lost(self, ctx, i, self->system().render(err),
+                        self->state.pair->job.candidate_hash);
+            dispatch(self, ctx);
+          });
 }
 
 // Measures the pairs the decision still needs, one logged event each (a resumed campaign goes
@@ -174,74 +378,49 @@ fb::PairMeasuredT measure_next_pair(guard_actor self, CampaignContext* ctx,
 void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
             uint64_t eval_seq) {
   auto& st = self->state;
-  const auto& proposal = st.queue.front().sub.proposal;
+  const guard_item& front = st.queue.front();
+  const auto& proposal = front.sub.proposal;
   auto next = st.core->next_pair(proposal, evaluation, eval_seq);
   if (!next) {
     record_decision(self, ctx, st.core->decide(proposal, evaluation, eval_seq));
     return;
   }
-  event_list list;
-  list.events.push_back(
-      events::make_event(kGuardActor, measure_next_pair(self, ctx, proposal, *next, eval_seq)));
-  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
-      .then(
-          [self, ctx, evaluation, eval_seq](const seq_list& seqs) mutable {
-            // The core must have applied the pair before it says what is next.
-            self->state.follower.when(seqs.seqs.back(), [self, ctx, evaluation, eval_seq] {
-              settle(self, ctx, evaluation, eval_seq);
-            });
-          },
-          [self, ctx](caf::error& err) { fail(self, ctx, err); });
+  pending_pair p;
+  p.job.candidate_hash = proposal.candidate_hash;
+  p.job.incumbent_hash = next->incumbent_hash;
+  auto canonical = [&st](const std::string& h) {
+    auto it = st.canonicals.find(h);
+    return it == st.canonicals.end() ? std::string() : it->second;
+  };
+  p.job.candidate_canonical = canonical(proposal.candidate_hash);
+  p.job.incumbent_canonical = canonical(next->incumbent_hash);
+  p.job.candidate_first = next->candidate_first;
+  p.job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
+                              kPairSeedStream + next->index);
+  p.job.settings = ctx->config.evaluation;
+  p.job.settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R
+  p.job.settings.repetitions = ctx->config.pair_repetitions.value_or(p.job.settings.repetitions);
+  p.prefer = front.work->slot;
+  p.evaluation = evaluation;
+  p.eval_seq = eval_seq;
+  p.index = next->index;
+  st.pair = std::move(p);
+  run_pair(self, ctx);
 }
 
-void process(guard_actor self, CampaignContext* ctx) {
-  const submission& sub = self->state.queue.front().sub;
-  const auto& proposal = sub.proposal;
+// Logs the front candidate's compile and evaluation, then settles its decision.
+void log_evaluation(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
-  if (auto stop = st.core->stop_decision(proposal)) {
-    record_decision(self, ctx, GuardOutcome{std::move(*stop), std::nullopt});
-    return;
-  }
-  if (auto earlier = st.core->earlier_evaluation(proposal.candidate_hash)) {
-    auto it = st.evaluations.find(proposal.candidate_hash);
-    if (it != st.evaluations.end()) {
-      settle(self, ctx, it->second, *earlier);
-      return;
-    }
-  }
-  fb::CompileFinishedT compiled;
-  auto pre = st.precompiled.find(proposal.candidate_hash);
-  auto candidate = problem::Candidate::from_canonical(proposal.canonical);
-  if (pre != st.precompiled.end()) {
-    compiled = std::move(pre->second);
-    st.precompiled.erase(pre);
-  } else if (candidate) {
-    compiled = ctx->evaluator->compile(candidate.value(), proposal.candidate_hash);
-  }
-  fb::CandidateEvaluatedT evaluation;
-  if (!candidate) {
-    compiled.candidate_hash = proposal.candidate_hash;
-    compiled.ok = false;
-    evaluation.candidate_hash = proposal.candidate_hash;
-    for (const auto& w : ctx->problem.workloads) {
-      auto we = std::make_unique<fb::WorkloadEvaluationT>();
-      we->workload = w.name;
-      we->status = fb::WorkloadStatus::COMPILE_ERROR;
-      we->error = "malformed candidate: " + candidate.status().message();
-      evaluation.workloads.push_back(std::move(we));
-    }
-  } else {
-    eval::EvalRequest req;
-    req.candidate = candidate.value();
-    req.candidate_hash = proposal.candidate_hash;
-    req.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash), 0x5eed);
-    req.settings = ctx->config.evaluation;
-    evaluation = ctx->evaluator->evaluate(req, compiled);
-    evaluation.input_seed = req.input_seed;
-  }
-  evaluation.candidate_hash = proposal.candidate_hash;
+  guard_item& front = st.queue.front();
+  const auto& proposal = front.sub.proposal;
+  eval_outcome& r = front.work->result;
+  const worker_slot& slot = st.slots[front.work->slot];
+  fb::CompileFinishedT compiled = std::move(r.compiled);
+  fb::CandidateEvaluatedT evaluation = std::move(r.evaluation);
   compiled.candidate_hash = proposal.candidate_hash;
-  if (compiled.ok) st.compiled[proposal.candidate_hash] = compiled;
+  evaluation.candidate_hash = proposal.candidate_hash;
+  evaluation.worker = slot.name;
+  if (evaluation.device.empty()) evaluation.device = slot.device;
   event_list list;
   list.events.push_back(events::make_event(kGuardActor, std::move(compiled)));
   list.events.push_back(events::make_event(kGuardActor, evaluation));
@@ -256,6 +435,95 @@ void process(guard_actor self, CampaignContext* ctx) {
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
+void evaluated(guard_actor self, CampaignContext* ctx, std::shared_ptr<work_state> work, size_t i,
+               eval_outcome& o, const std::string& hash) {
+  auto& st = self->state;
+  if (!o.lost.empty()) {
+    work->at = work_state::phase::idle;  // back to the queue: the next idle worker takes it
+    worker_lost(self, ctx, i, o.lost, hash);
+  } else {
+    st.slots[i].busy = false;
+    work->at = work_state::phase::done;
+    work->result = std::move(o);
+    if (st.front_waiting && !st.queue.empty() && st.queue.front().work == work) {
+      st.front_waiting = false;
+      log_evaluation(self, ctx);
+    }
+  }
+  dispatch(self, ctx);
+}
+
+void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, size_t i) {
+  auto& st = self->state;
+  const auto& proposal = item.sub.proposal;
+  eval_job job;
+  job.hash = proposal.candidate_hash;
+  job.canonical = proposal.canonical;
+  job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash), 0x5eed);
+  job.settings = ctx->config.evaluation;
+  if (auto pre = st.precompiled.find(job.hash); pre != st.precompiled.end()) {
+    job.precompiled = pre->second;
+  }
+  item.work->at = work_state::phase::running;
+  item.work->slot = i;
+  st.slots[i].busy = true;
+  auto work = item.work;
+  const std::string hash = job.hash;
+  self->request(st.slots[i].actor, caf::infinite, evaluate_atom_v, std::move(job))
+      .then([self, ctx, work, i, hash](eval_outcome& o) { evaluated(self, ctx, work, i, o, hash); },
+            [self, ctx, work, i, hash](caf::error& err) {
+              eval_outcome o;
+              o.lost = self->system().render(err);
+              evaluated(self, ctx, work, i, o, hash);
+            });
+}
+
+// Hands work to idle workers: the front's pair first, then queued candidates in order.
+void dispatch(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  run_pair(self, ctx);
+  serve_peaks(self, ctx);
+  const uint32_t budget = st.core->config().budget;
+  std::set<std::string> seen;
+  uint32_t place = 0;
+  for (auto& item : st.queue) {
+    const auto& proposal = item.sub.proposal;
+    const bool first = seen.insert(proposal.candidate_hash).second;
+    const bool within_budget =
+        proposal.agent == kCampaignActor || st.core->decided() + place < budget;
+    ++place;
+    if (item.work->at != work_state::phase::idle || !first) continue;
+    if (st.core->stopping() || !within_budget) break;
+    if (st.core->earlier_evaluation(proposal.candidate_hash)) continue;
+    const size_t i = idle_worker(st, 0);
+    if (i == st.slots.size()) break;
+    start_evaluation(self, ctx, item, i);
+  }
+}
+
+void process(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  const guard_item& front = st.queue.front();
+  const auto& proposal = front.sub.proposal;
+  if (auto stop = st.core->stop_decision(proposal)) {
+    record_decision(self, ctx, GuardOutcome{std::move(*stop), std::nullopt});
+    return;
+  }
+  if (auto earlier = st.core->earlier_evaluation(proposal.candidate_hash)) {
+    auto it = st.evaluations.find(proposal.candidate_hash);
+    if (it != st.evaluations.end()) {
+      settle(self, ctx, it->second, *earlier);
+      return;
+    }
+  }
+  if (front.work->at == work_state::phase::done) {
+    log_evaluation(self, ctx);
+    return;
+  }
+  st.front_waiting = true;
+  dispatch(self, ctx);
+}
+
 void pump(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   if (st.busy || st.queue.empty()) return;
@@ -265,30 +533,66 @@ void pump(guard_actor self, CampaignContext* ctx) {
 }
 
 void precompile(guard_actor self, CampaignContext* ctx, const submission_list& subs) {
-  // Compile the round's new candidates in parallel; evaluation stays one at a time.
+  // Compile the round's new candidates in parallel, for workers of this process (a remote
+  // worker compiles on its own host). Nothing is evaluating between lockstep rounds.
+  auto& st = self->state;
+  eval::Evaluator* compiler = nullptr;
+  for (const auto& s : st.slots) {
+    if (!s.local) return;
+  }
+  if (!ctx->workers.empty()) {
+    compiler = ctx->workers.front().evaluator;
+  } else if (!st.fallback.empty()) {
+    compiler = st.fallback.front().evaluator;
+  }
+  if (compiler == nullptr) return;
   std::vector<std::pair<std::string, problem::Candidate>> todo;
   for (const auto& s : subs.items) {
     const auto& h = s.proposal.candidate_hash;
-    if (self->state.core->earlier_evaluation(h) || self->state.precompiled.count(h)) continue;
+    if (st.core->earlier_evaluation(h) || st.precompiled.count(h)) continue;
     auto c = problem::Candidate::from_canonical(s.proposal.canonical);
     if (c) todo.emplace_back(h, std::move(c.value()));
   }
   const size_t jobs = std::max<uint32_t>(1, ctx->compile_jobs);
+  auto keep = [&st](const std::string& h, fb::CompileFinishedT c) {
+    st.precompiled[h] = std::make_shared<const fb::CompileFinishedT>(std::move(c));
+  };
   if (jobs == 1) {
-    for (const auto& [h, c] : todo) self->state.precompiled[h] = ctx->evaluator->compile(c, h);
+    for (const auto& [h, c] : todo) keep(h, compiler->compile(c, h));
     return;
   }
   for (size_t start = 0; start < todo.size(); start += jobs) {
     std::vector<std::future<fb::CompileFinishedT>> futures;
     for (size_t i = start; i < std::min(todo.size(), start + jobs); ++i) {
-      futures.push_back(std::async(std::launch::async, [ctx, &todo, i] {
-        return ctx->evaluator->compile(todo[i].second, todo[i].first);
+      futures.push_back(std::async(std::launch::async, [compiler, &todo, i] {
+        return compiler->compile(todo[i].second, todo[i].first);
       }));
     }
-    for (size_t i = 0; i < futures.size(); ++i) {
-      self->state.precompiled[todo[start + i].first] = futures[i].get();
-    }
+    for (size_t i = 0; i < futures.size(); ++i) keep(todo[start + i].first, futures[i].get());
   }
+}
+
+// One slot per worker of the campaign (or for its single evaluator), each asked at once which
+// device it measures on.
+void spawn_slots(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  std::vector<CampaignWorker*> workers;
+  for (auto& w : ctx->workers) workers.push_back(&w);
+  if (workers.empty()) {
+    CampaignWorker& w = st.fallback.emplace_back();
+    w.name = "local";
+    w.evaluator = ctx->evaluator;
+    workers.push_back(&w);
+  }
+  for (CampaignWorker* w : workers) {
+    worker_slot s;
+    s.name = w->name;
+    s.local = w->local;
+    s.actor = spawn_worker_slot(self->system(), w, &ctx->problem, ctx->detached_guard);
+    self->link_to(s.actor);
+    st.slots.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < st.slots.size(); ++i) reach(self, ctx, i);
 }
 
 }  // namespace
@@ -301,8 +605,9 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
     self->state.journal = journal;
     self->state.plateau = plateau;
     self->send(journal, subscribe_atom_v, caf::actor{self});
+    spawn_slots(self, ctx);
     return {
-        [self](const published_events& p) {
+        [self, ctx](const published_events& p) {
           follow(self, self->state.follower, p, [self](const events::Event& e) {
             self->state.core->apply(e);
             // Evaluations already in the log (a resumed campaign's) are never redone.
@@ -312,13 +617,17 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
             } else if (e.payload.type == fb::Payload::CandidateProposed) {
               const auto* p = e.payload.AsCandidateProposed();
               self->state.canonicals.emplace(p->candidate_hash, p->canonical);
+            } else if (e.payload.type == fb::Payload::CampaignStarted) {
+              self->state.started = true;
             }
           });
+          log_changes(self, ctx);
         },
         [self, ctx](submit_atom, submission& s) {
           auto rp = self->make_response_promise<verdict_msg>();
           self->state.queue.push_back(guard_item{std::move(s), rp, nullptr, nullptr, 0});
           pump(self, ctx);
+          dispatch(self, ctx);
           return rp;
         },
         [self, ctx](submit_atom, submission_list& subs) {
@@ -336,12 +645,21 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
                 guard_item{std::move(subs.items[i]), rp, list, remaining, i});
           }
           pump(self, ctx);
+          dispatch(self, ctx);
           return rp;
         },
-        [ctx](peaks_atom) -> caf::result<peaks_msg> {
-          auto p = ctx->evaluator->peaks();
-          if (!p) return caf::make_error(caf::sec::runtime_error, p.status().to_string());
-          return peaks_msg{p.value()};
+        [self, ctx](peaks_atom) {
+          auto rp = self->make_response_promise<peaks_msg>();
+          self->state.peaks_waiting.push_back(rp);
+          serve_peaks(self, ctx);
+          return rp;
+        },
+        [self, ctx](retry_atom, uint64_t i) {
+          auto& s = self->state.slots.at(i);
+          s.retrying = false;
+          if (s.at == worker_slot::status::lost || s.at == worker_slot::status::reaching) {
+            reach(self, ctx, i);
+          }
         },
     };
   };

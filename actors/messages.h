@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "caf/all.hpp"
-
 #include "actors/agent_core.h"
 #include "actors/memory_core.h"
+#include "caf/all.hpp"
+#include "eval/evaluator.h"
 #include "events/codec.h"
 
 namespace arc::actors {
@@ -68,6 +68,49 @@ struct peaks_msg {
   fb::PeaksMeasuredT peaks;
 };
 
+// Guard <-> worker slot (actors/worker_slot.h). `lost` non-empty: the worker was lost on the
+// way (disconnected, crashed, stopped answering); the rest of the answer is not the candidate's
+// and the guard sends the work elsewhere.
+struct eval_job {
+  std::string hash;
+  std::string canonical;
+  uint64_t input_seed = 0;
+  eval::EvalSettings settings;
+  // Compiled by the guard's pool (lockstep rounds), for a worker of this process only.
+  std::shared_ptr<const fb::CompileFinishedT> precompiled;
+};
+
+struct eval_outcome {
+  fb::CompileFinishedT compiled;
+  fb::CandidateEvaluatedT evaluation;
+  std::string lost;
+};
+
+struct pair_job {
+  std::string candidate_hash, candidate_canonical;
+  std::string incumbent_hash, incumbent_canonical;
+  bool candidate_first = false;
+  uint64_t input_seed = 0;
+  eval::EvalSettings settings;
+};
+
+struct pair_outcome {
+  fb::PairMeasuredT pair;
+  std::string lost;
+};
+
+struct peaks_outcome {
+  fb::PeaksMeasuredT peaks;
+  std::string error;  // the peaks could not be measured (not a lost worker)
+  std::string lost;
+};
+
+// A worker slot's (re)connection: error empty when it is connected, with its device.
+struct connect_outcome {
+  std::string error;
+  std::string device, device_model, device_key;
+};
+
 }  // namespace arc::actors
 
 CAF_BEGIN_TYPE_ID_BLOCK(arc, caf::first_custom_type_id)
@@ -81,6 +124,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(arc, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(arc, (arc::actors::verdict_msg))
   CAF_ADD_TYPE_ID(arc, (arc::actors::verdict_list))
   CAF_ADD_TYPE_ID(arc, (arc::actors::peaks_msg))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::eval_job))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::eval_outcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::pair_job))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::pair_outcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::peaks_outcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::connect_outcome))
   CAF_ADD_ATOM(arc, arc::actors, append_atom, "append")
   CAF_ADD_ATOM(arc, arc::actors, subscribe_atom, "subscribe")
   CAF_ADD_ATOM(arc, arc::actors, propose_atom, "propose")
@@ -93,6 +142,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(arc, caf::first_custom_type_id)
   CAF_ADD_ATOM(arc, arc::actors, peaks_atom, "peaks")
   CAF_ADD_ATOM(arc, arc::actors, sync_atom, "sync")
   CAF_ADD_ATOM(arc, arc::actors, done_atom, "done")
+  CAF_ADD_ATOM(arc, arc::actors, evaluate_atom, "evaluate")
+  CAF_ADD_ATOM(arc, arc::actors, pair_atom, "pair")
+  CAF_ADD_ATOM(arc, arc::actors, reach_atom, "reach")
+  CAF_ADD_ATOM(arc, arc::actors, retry_atom, "retry")
 CAF_END_TYPE_ID_BLOCK(arc)
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::published_events)
@@ -105,3 +158,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::submission_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::verdict_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::verdict_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::peaks_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::eval_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::eval_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::pair_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::pair_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::peaks_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::connect_outcome)

@@ -11,6 +11,7 @@
 
 #include "actors/campaign_config.h"
 #include "actors/core_factory.h"
+#include "actors/worker_slot.h"
 #include "caf/all.hpp"
 #include "eval/evaluator.h"
 #include "events/codec.h"
@@ -28,7 +29,13 @@ struct CampaignContext {
   problem::Problem problem;
   std::vector<skills::Skill> skills;
   storage::Journal* journal = nullptr;
+  // The workers the guard measures on (actors/worker_slot.h), in the order they were named.
+  // Empty: `evaluator` is the campaign's one worker ("local").
+  std::vector<CampaignWorker> workers;
   eval::Evaluator* evaluator = nullptr;
+  // The device model every measurement of the campaign is made on (Evaluator::device_model);
+  // a worker of another model is refused. Empty: the first worker's.
+  std::string device_model;
   std::string campaign_id;
   // CampaignStarted.inputs_ref: the artifact of the run's inputs manifest (actors/run_inputs.h);
   // empty when none was stored.

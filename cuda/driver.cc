@@ -27,12 +27,12 @@ Loaded load() {
                                    (e != nullptr ? e : "unknown error"));
     return l;
   }
-#define ARC_CU_LOAD(name)                                                                   \
-  l.api.name = reinterpret_cast<decltype(l.api.name)>(::dlsym(h, ARC_STR(name)));           \
-  if (l.api.name == nullptr) {                                                              \
+#define ARC_CU_LOAD(name)                                                                    \
+  l.api.name = reinterpret_cast<decltype(l.api.name)>(::dlsym(h, ARC_STR(name)));            \
+  if (l.api.name == nullptr) {                                                               \
     l.status = Status::unavailable(std::string("the NVIDIA driver lacks ") + ARC_STR(name) + \
-                                   " (driver too old?)");                                   \
-    return l;                                                                               \
+                                   " (driver too old?)");                                    \
+    return l;                                                                                \
   }
   ARC_CU_FUNCTIONS(ARC_CU_LOAD)
 #undef ARC_CU_LOAD
@@ -119,6 +119,14 @@ std::string DeviceInfo::describe() const {
   return buf;
 }
 
+int device_count() {
+  auto d = driver();
+  if (!d) return 0;
+  int count = 0;
+  if ((*d)->cuDeviceGetCount(&count) != CUDA_SUCCESS) return 0;
+  return count;
+}
+
 Result<DeviceInfo> device_info(int ordinal) {
   auto d = driver();
   if (!d) return d.status();
@@ -145,16 +153,16 @@ Result<DeviceInfo> device_info(int ordinal) {
   auto attr = [&](CUdevice_attribute at, int* out) {
     return check(a.cuDeviceGetAttribute(out, at, dev), "cuDeviceGetAttribute");
   };
-  for (auto [at, out] : {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.cc_major},
-                         std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.cc_minor},
-                         std::pair{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.sm_count},
-                         std::pair{CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &info.l2_bytes},
-                         std::pair{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                   &info.max_shared_per_block_optin},
-                         std::pair{CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &info.sm_clock_khz},
-                         std::pair{CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &info.memory_clock_khz},
-                         std::pair{CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
-                                   &info.memory_bus_bits}}) {
+  for (auto [at, out] :
+       {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.cc_major},
+        std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.cc_minor},
+        std::pair{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.sm_count},
+        std::pair{CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &info.l2_bytes},
+        std::pair{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                  &info.max_shared_per_block_optin},
+        std::pair{CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &info.sm_clock_khz},
+        std::pair{CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &info.memory_clock_khz},
+        std::pair{CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &info.memory_bus_bits}}) {
     if (Status s = attr(at, out); !s) return s;
   }
   size_t total = 0;
@@ -224,7 +232,9 @@ Result<std::unique_ptr<Event>> Event::create() {
 
 Event::~Event() { api().cuEventDestroy(e_); }
 
-Status Event::record(CUstream s) const { return check(api().cuEventRecord(e_, s), "cuEventRecord"); }
+Status Event::record(CUstream s) const {
+  return check(api().cuEventRecord(e_, s), "cuEventRecord");
+}
 
 Result<float> Event::since(const Event& start) const {
   float ms = 0;

@@ -105,6 +105,8 @@ struct DeviceInfo {
 };
 
 Result<DeviceInfo> device_info(int ordinal = 0);
+// The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies); 0 without a driver.
+int device_count();
 
 // The primary context of a device, current on the calling thread while this lives.
 class Context {

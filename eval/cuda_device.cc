@@ -558,7 +558,7 @@ Step CudaWorkload::recheck_inputs(size_t set, uint64_t seed, uint32_t set_number
 
 class CudaDevice : public Device {
  public:
-  explicit CudaDevice(const std::string& cache_dir) : sess_(cache_dir) {}
+  CudaDevice(const std::string& cache_dir, int ordinal) : sess_(cache_dir, ordinal) {}
 
   Status start() override { return sess_.start(); }
   void describe(json* ready) const override { sess_.describe(ready); }
@@ -636,8 +636,8 @@ class CudaDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device(const std::string& cache_dir) {
-  return std::make_unique<CudaDevice>(cache_dir);
+std::unique_ptr<Device> make_cuda_device(const std::string& cache_dir, int ordinal) {
+  return std::make_unique<CudaDevice>(cache_dir, ordinal);
 }
 
 }  // namespace arc::eval

@@ -112,7 +112,7 @@ struct CudaEvaluator::Impl {
 
   Impl(const Problem& p, CudaEvaluatorOptions o) : problem(p), options(std::move(o)) {
     cache_root = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
-    auto di = cuda::device_info(0);
+    auto di = cuda::device_info(options.device);
     if (di) {
       info = *di;
     } else {
@@ -128,7 +128,8 @@ struct CudaEvaluator::Impl {
     fs::path worker = options.worker_path.empty() ? default_worker_path() : options.worker_path;
     client = std::make_unique<WorkerClient>(
         WorkerClientOptions{worker,
-                            {"--backend", "cuda", "--cache", (cache_root / "cuda").string()},
+                            {"--backend", "cuda", "--cache", (cache_root / "cuda").string(),
+                             "--device", std::to_string(options.device)},
                             options.worker_start_timeout_s,
                             "cuda_events",
                             options.sandbox,
@@ -541,6 +542,21 @@ CudaEvaluator::CudaEvaluator(const Problem& problem, CudaEvaluatorOptions option
 CudaEvaluator::~CudaEvaluator() = default;
 
 std::string CudaEvaluator::device() const { return impl_->device; }
+
+std::string CudaEvaluator::device_model() const {
+  if (!impl_->info) return impl_->device;
+  cuda::DeviceInfo model = *impl_->info;
+  model.uuid = "one of its kind";  // what tells two GPUs of one model apart
+  return "cuda: " + model.describe() + ", " + impl_->compiler->toolchain();
+}
+
+std::string CudaEvaluator::device_key() const {
+  return impl_->info ? "gpu:" + impl_->info->uuid + " " + impl_->info->pci_bus_id : "";
+}
+
+std::string CudaEvaluator::worker() const {
+  return "local:" + std::to_string(impl_->options.device);
+}
 
 Result<fb::PeaksMeasuredT> CudaEvaluator::peaks() {
   try {

@@ -29,6 +29,7 @@ struct CudaEvaluatorOptions {
   std::filesystem::path worker_path;   // as HostEvaluatorOptions::worker_path
   unsigned compile_jobs = 0;           // NVRTC compiles at once; 0: hardware_concurrency
   std::string arch;                    // empty: the device's ("sm_90a" on the H200), else sm_90a
+  int device = 0;                      // the CUDA device ordinal it measures on
   std::filesystem::path include_root;  // holds cuda/include/arc_cuda.h; empty: found
   double worker_start_timeout_s = 60;  // context creation + runtime kernels
   double peaks_timeout_s = 300;
@@ -49,6 +50,10 @@ class CudaEvaluator final : public Evaluator {
   std::string name() const override { return "cuda"; }
   // "cuda: NVIDIA H200 (sm_90, 132 SMs, ...), NVRTC 13.0, sm_90a" or "cuda: no CUDA device (...)".
   std::string device() const override;
+  // device() without the GPU's UUID; device_key(): "gpu:<uuid> <pci bus id>".
+  std::string device_model() const override;
+  std::string device_key() const override;
+  std::string worker() const override;  // "local:<ordinal>"
   Result<fb::PeaksMeasuredT> peaks() override;
   fb::CompileFinishedT compile(const problem::Candidate& c, const std::string& hash) override;
   fb::CandidateEvaluatedT evaluate(const EvalRequest& request,

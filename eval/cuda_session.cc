@@ -39,7 +39,7 @@ Status CudaSession::start() {
   } else {
     cupti_unavailable_ = t.status().message();
   }
-  auto ctx = cuda::Context::open(0);
+  auto ctx = cuda::Context::open(ordinal_);
   if (!ctx) return ctx.status();
   ctx_ = std::move(*ctx);
   auto stream = cuda::Stream::create();

@@ -23,7 +23,9 @@ namespace arc::eval::cuda_worker {
 
 class CudaSession {
  public:
-  explicit CudaSession(std::filesystem::path cache_dir) : cache_dir_(std::move(cache_dir)) {}
+  // `ordinal`: the CUDA device it opens (as the driver numbers them).
+  explicit CudaSession(std::filesystem::path cache_dir, int ordinal = 0)
+      : cache_dir_(std::move(cache_dir)), ordinal_(ordinal) {}
 
   // Loads the driver and CUPTI (before the context), opens the context, compiles and loads the
   // runtime kernels.
@@ -86,6 +88,7 @@ class CudaSession {
  private:
   Result<const cuda::Module*> module(const std::string& path, const std::string& what);
 
+  int ordinal_ = 0;
   std::filesystem::path cache_dir_;
   const cuda::Driver* driver_ = nullptr;
   std::unique_ptr<cuda::Context> ctx_;

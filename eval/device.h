@@ -135,6 +135,6 @@ class Device {
 // memory_limit_mb (0: none; only for messages: the worker sets the limit).
 std::unique_ptr<Device> make_host_device(uint64_t memory_limit_mb);
 // The first CUDA device (eval/cuda_worker.h); start() says whether there is one.
-std::unique_ptr<Device> make_cuda_device(const std::string& cache_dir);
+std::unique_ptr<Device> make_cuda_device(const std::string& cache_dir, int ordinal = 0);
 
 }  // namespace arc::eval

@@ -45,6 +45,7 @@ Result<std::unique_ptr<Evaluator>> make_cuda(const EvaluatorChoice& choice,
   if (Status s = runs_its_own("cuda", problem); !s) return s;
   CudaEvaluatorOptions o;
   o.cache_dir = choice.cache_dir;
+  o.device = choice.device;
   o.sandbox = choice.sandbox;
   return std::unique_ptr<Evaluator>(new CudaEvaluator(problem, o));
 }

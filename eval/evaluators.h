@@ -24,6 +24,7 @@ struct EvaluatorChoice {
   // logs are not read again.
   std::shared_ptr<const ReplayRecords> replay_records;
   std::filesystem::path cache_dir;  // host: compile cache; empty = default
+  int device = 0;                   // cuda: the device ordinal (actors/worker_spec.h local:N)
   // Where measuring backends compile and run candidates (eval/sandbox.h); arcd detects it from
   // --sandbox. Disabled: unconfined.
   Sandbox sandbox = Sandbox::disabled("not requested");

@@ -40,6 +40,11 @@ class QuarantineEvaluator final : public Evaluator {
 
   std::string name() const override { return inner_->name(); }
   std::string device() const override { return inner_->device(); }
+  std::string device_model() const override { return inner_->device_model(); }
+  std::string device_key() const override { return inner_->device_key(); }
+  std::string worker() const override { return inner_->worker(); }
+  Status availability() const override { return inner_->availability(); }
+  Status reconnect() override { return inner_->reconnect(); }
   Result<fb::PeaksMeasuredT> peaks() override { return inner_->peaks(); }
   fb::CompiledVariantT compile_reference() override { return inner_->compile_reference(); }
 

@@ -218,8 +218,9 @@ int run_worker(const WorkerOptions& options) {
   g_out_fd = out_fd;
   install_fatal_handlers();
   try {
-    std::unique_ptr<Device> device = options.backend == "cuda" ? make_cuda_device(options.cache_dir)
-                                                               : make_host_device(memory_limit_mb);
+    std::unique_ptr<Device> device = options.backend == "cuda"
+                                         ? make_cuda_device(options.cache_dir, options.device)
+                                         : make_host_device(memory_limit_mb);
     return serve_device(*device, in_fd, out_fd);
   } catch (...) {
     return 4;

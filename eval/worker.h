@@ -112,6 +112,7 @@ struct WorkerOptions {
                                  // ignored under AddressSanitizer (kAddressSanitizer)
   std::string backend = "host";  // "host" | "cuda" (eval/cuda_worker.h)
   std::string cache_dir;         // cuda: where the runtime kernels' cubin is cached
+  int device = 0;                // cuda: the device ordinal it measures on
 };
 
 // Serves requests until the input closes or "shutdown"; returns the process exit status.

@@ -124,7 +124,7 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
     case Payload::CandidateEvaluated: {
       const auto& x = *p.AsCandidateEvaluated();
       l.hash("cand", x.candidate_hash).opt("evaluator", x.evaluator).opt("device", x.device);
-      l.u("workloads", x.workloads.size());
+      l.opt("worker", x.worker).u("workloads", x.workloads.size());
       for (const auto& w : x.workloads) {
         if (!w) continue;
         std::string v = fb::EnumNameWorkloadStatus(w->status);
@@ -216,8 +216,14 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
         };
         l.str(("w." + w->workload).c_str(), side(*w->candidate) + "/" + side(*w->incumbent));
       }
-      l.u("eval_seq", x.evaluation_seq);
+      l.u("eval_seq", x.evaluation_seq).opt("worker", x.worker);
       if (x.worker_restarts != 0) l.u("restarts", x.worker_restarts);
+      break;
+    }
+    case Payload::WorkerChanged: {
+      const auto& x = *p.AsWorkerChanged();
+      l.str("worker", x.worker).str("state", x.state).opt("device", x.device);
+      l.opt("reason", first_line(x.reason)).u("live", x.live).opt_hash("requeued", x.requeued);
       break;
     }
     case Payload::NONE:
@@ -343,7 +349,8 @@ json json_payload(const fb::PayloadUnion& p) {
               {"input_seed", x.input_seed},
               {"worker_restarts", x.worker_restarts},
               {"evaluator", x.evaluator},
-              {"wall_seconds", jnum(x.wall_seconds)}};
+              {"wall_seconds", jnum(x.wall_seconds)},
+              {"worker", x.worker}};
     }
     case Payload::Decision: {
       const auto& x = *p.AsDecision();
@@ -454,7 +461,14 @@ json json_payload(const fb::PayloadUnion& p) {
               {"evaluation_seq", x.evaluation_seq},
               {"workloads", ws},
               {"clocks", jkv(x.clocks)},
-              {"worker_restarts", x.worker_restarts}};
+              {"worker_restarts", x.worker_restarts},
+              {"worker", x.worker},
+              {"device", x.device}};
+    }
+    case Payload::WorkerChanged: {
+      const auto& x = *p.AsWorkerChanged();
+      return {{"worker", x.worker}, {"state", x.state}, {"device", x.device},
+              {"reason", x.reason}, {"live", x.live},   {"requeued", x.requeued}};
     }
     case Payload::NONE:
       break;

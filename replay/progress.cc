@@ -27,6 +27,18 @@ void ProgressPrinter::on_event(const events::Event& e) {
       }
       break;
     }
+    case fb::Payload::WorkerChanged: {
+      // Always said, in a terminal too: a lost worker, and a paused campaign, need seeing.
+      const auto* p = e.payload.AsWorkerChanged();
+      std::string line = "worker     " + p->worker + " " + p->state;
+      if (!p->reason.empty()) line += " (" + p->reason.substr(0, 200) + ")";
+      if (!p->requeued.empty())
+        line += "; its candidate " + p->requeued.substr(0, 12) + " goes to another";
+      line += "; " + std::to_string(p->live) + " live";
+      if (p->live == 0) line += ": the campaign is paused until a worker comes back or joins";
+      std::fprintf(out_, "%s\n", line.c_str());
+      break;
+    }
     case fb::Payload::CandidateProposed: {
       const auto* p = e.payload.AsCandidateProposed();
       moves_[p->candidate_hash] = p->move;

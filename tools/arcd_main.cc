@@ -17,6 +17,7 @@
 #include "actors/run_directory.h"
 #include "actors/sandbox_policy.h"
 #include "actors/sweep.h"
+#include "actors/worker_setup.h"
 #include "base/arc_home.h"
 #include "eval/evaluators.h"
 #include "events/printer.h"
@@ -141,11 +142,32 @@ arc::Status sandbox_policy(const arc::actors::CampaignConfig& config,
 }
 
 int start_run(arc::actors::CampaignConfig config, arc::actors::RunOptions options, bool json,
-              const arc::eval::EvaluatorChoice& choice, bool quiet);
+              const arc::eval::EvaluatorChoice& choice, const arc::actors::WorkerFlags& workers,
+              bool quiet);
+
+// The run's workers (actors/worker_setup.h), and the device check for its local ones: a CUDA
+// campaign served by remote workers alone needs no GPU here.
+arc::Status set_up_workers(arc::actors::RunOptions& options,
+                           const arc::actors::CampaignConfig& config,
+                           const arc::problem::Problem& problem,
+                           const arc::eval::EvaluatorChoice& choice,
+                           const arc::actors::WorkerFlags& workers) {
+  if (auto s = arc::actors::configure_workers(options, config, problem, choice, workers); !s) {
+    return s;
+  }
+  options.worker_notice = [](const std::string& what) {
+    std::fprintf(stderr, "arcd: %s\n", what.c_str());
+  };
+  for (const auto& w : options.workers) {
+    if (w.local) return arc::actors::require_device(problem, choice);
+  }
+  return arc::Status::ok();
+}
 
 int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
             std::optional<uint64_t> seed, std::optional<uint32_t> budget, const std::string& mode,
-            bool json, const arc::eval::EvaluatorChoice& choice, bool quiet) {
+            bool json, const arc::eval::EvaluatorChoice& choice,
+            const arc::actors::WorkerFlags& workers, bool quiet) {
   auto config = arc::actors::load_campaign(campaign_file);
   if (!config) return fail(config.status());
   arc::actors::RunOptions options;
@@ -155,20 +177,24 @@ int cmd_run(const std::string& campaign_file, const std::string& run_dir_flag,
   if (mode == "lockstep") options.mode = arc::actors::Mode::kLockstep;
   options.run_dir =
       run_dir_flag.empty() ? default_run_dir(config->name) : std::filesystem::path(run_dir_flag);
-  return start_run(std::move(config.value()), std::move(options), json, choice, quiet);
+  return start_run(std::move(config.value()), std::move(options), json, choice, workers, quiet);
 }
 
 // Starts a campaign from its beginning in options.run_dir.
 int start_run(arc::actors::CampaignConfig config, arc::actors::RunOptions options, bool json,
-              const arc::eval::EvaluatorChoice& choice, bool quiet) {
+              const arc::eval::EvaluatorChoice& choice, const arc::actors::WorkerFlags& workers,
+              bool quiet) {
   options.notice = [](const std::string& what) {
     std::fprintf(stderr, "arcd: %s\n", what.c_str());
   };
   auto prepared = arc::actors::prepare_campaign(std::move(config), options);
   if (!prepared) return fail(prepared.status());
   if (auto s = sandbox_policy(prepared->config, choice.sandbox); !s) return fail(s);
-  if (auto s = arc::actors::require_device(prepared->problem, choice); !s) {
-    return no_device("campaign " + prepared->config.name, s);
+  if (auto s = set_up_workers(options, prepared->config, prepared->problem, choice, workers); !s) {
+    if (s.code() == arc::Status::Code::kUnavailable) {
+      return no_device("campaign " + prepared->config.name, s);
+    }
+    return fail(s);
   }
   options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
@@ -187,7 +213,7 @@ int start_run(arc::actors::CampaignConfig config, arc::actors::RunOptions option
 }
 
 int cmd_resume(const std::string& run_dir, bool json, const arc::eval::EvaluatorChoice& choice,
-               bool quiet) {
+               const arc::actors::WorkerFlags& workers, bool quiet) {
   // One arcd per run, from before its log is read (storage/run_lock.h).
   std::shared_ptr<arc::storage::RunLock> lock;
   if (std::filesystem::is_directory(run_dir)) {
@@ -216,7 +242,7 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
                  "arcd: %s: killed before CampaignStarted was logged; starting campaign %s "
                  "from the beginning\n",
                  run_dir.c_str(), config->file.c_str());
-    return start_run(std::move(config.value()), std::move(options), json, choice, quiet);
+    return start_run(std::move(config.value()), std::move(options), json, choice, workers, quiet);
   }
   // The log is read (and its inputs restored) read-only, then closed: run_campaign opens it
   // for writing.
@@ -240,14 +266,17 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
   }
   if (!rec) return fail(rec.status());
   arc::replay::tell_input_notices(rec.value(), print_notice);
-  if (auto s = arc::actors::require_device(rec->problem, choice); !s) {
-    return no_device("campaign " + rec->config.name, s);
-  }
   if (auto s = sandbox_policy(rec->config, choice.sandbox); !s) return fail(s);
   arc::actors::RunOptions options;
   options.run_dir = run_dir;
   options.resume = true;
   options.run_lock = lock;
+  if (auto s = set_up_workers(options, rec->config, rec->problem, choice, workers); !s) {
+    if (s.code() == arc::Status::Code::kUnavailable) {
+      return no_device("campaign " + rec->config.name, s);
+    }
+    return fail(s);
+  }
   options.make_evaluator = [choice](const arc::problem::Problem& p) {
     return arc::eval::make_evaluator(choice, p);
   };
@@ -461,6 +490,18 @@ int main(int argc, char** argv) {
 
   add_sandbox_flag(run);
   add_sandbox_flag(resume);
+  arc::actors::WorkerFlags workers;
+  const std::string workers_help =
+      "the workers that measure (docs/distributed.md): auto (default: one local worker per "
+      "visible GPU, one for host problems) or a comma-separated list of local, local:N and "
+      "HOST:PORT (remote `arc-eval --serve` workers); default: the campaign's [[workers]]";
+  const std::string secret_help =
+      "the shared secret of remote workers (default: $ARC_WORKER_SECRET_FILE, else "
+      "~/.config/kernelarc/worker.secret)";
+  for (auto* sub : {run, resume}) {
+    sub->add_option("--workers", workers.workers, workers_help);
+    sub->add_option("--worker-secret", workers.secret_file, secret_help);
+  }
 
   auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");
   std::string sweep_problem, sweep_dir, sweep_campaign;
@@ -535,8 +576,8 @@ int main(int argc, char** argv) {
                                                 choice.sandbox.reason()));
     }
   }
-  if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, quiet);
-  if (*resume) return cmd_resume(resume_dir, resume_json, choice, resume_quiet);
+  if (*run) return cmd_run(campaign, run_dir, seed, budget, mode, json, choice, workers, quiet);
+  if (*resume) return cmd_resume(resume_dir, resume_json, choice, workers, resume_quiet);
   if (*sweep) {
     return cmd_sweep(sweep_problem, sweep_dir, sweep_sample, sweep_seed, sweep_campaign,
                      sweep_families, sweep_quiet, choice.sandbox);

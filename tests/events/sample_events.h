@@ -44,6 +44,7 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.mode = "lockstep";
       p.budget = 64;
       p.device = "NVIDIA H200";
+      p.worker = "local:0";
       p.software.push_back(kv("nvrtc", "13.0"));
       p.software.push_back(kv("kernelarc", "0.1.0"));
       p.overrides.push_back(kv("budget", "64"));
@@ -222,6 +223,18 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.workloads.push_back(std::move(w));
       p.clocks.push_back(kv("sm_mhz", "1980"));
       p.worker_restarts = 1;
+      p.worker = "127.0.0.1:7101";
+      p.device = "NVIDIA H200";
+      return make_event("guard", std::move(p));
+    }
+    case fb::Payload::WorkerChanged: {
+      fb::WorkerChangedT p;
+      p.worker = "10.0.0.7:7100";
+      p.state = "lost";
+      p.device = "NVIDIA H200";
+      p.reason = "disconnected";
+      p.live = 2;
+      p.requeued = hex_hash('3');
       return make_event("guard", std::move(p));
     }
     case fb::Payload::NONE:

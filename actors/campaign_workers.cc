@@ -1,0 +1,100 @@
+#include "actors/campaign_workers.h"
+
+#include <memory>
+
+#include "eval/evaluators.h"
+#include "eval/quarantine.h"
+
+namespace arc::actors {
+namespace {
+
+using Made = Result<std::unique_ptr<eval::Evaluator>>;
+
+// `made` in the run's quarantine when its backend measures.
+Made quarantined(Made made, const std::filesystem::path& dir, const problem::Problem& problem) {
+  if (!made || dir.empty()) return made;
+  const eval::EvaluatorBackend* backend = eval::find_evaluator_backend(made.value()->name());
+  if (backend == nullptr || !backend->measures) return made;
+  return eval::with_quarantine(std::move(made.value()), dir, problem);
+}
+
+}  // namespace
+
+Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOptions& options,
+                                   const std::filesystem::path& quarantine_dir) {
+  std::vector<WorkerSpec> specs = options.workers;
+  if (specs.empty()) specs = auto_workers(1);
+  OpenedWorkers out;
+  std::string unreachable;
+  for (const auto& spec : specs) {
+    CampaignWorker w;
+    w.name = spec.name;
+    w.local = spec.local;
+    if (spec.local) {
+      Made made = options.make_local_worker ? options.make_local_worker(problem, spec.device)
+                  : spec.device == 0
+                      ? options.make_evaluator(problem)
+                      : Made(Status::invalid_argument(
+                            "worker " + spec.name + ": this evaluator has no device " +
+                            std::to_string(spec.device) + "; expected local or local:0"));
+      made = quarantined(std::move(made), quarantine_dir, problem);
+      if (!made) return made.status();
+      w.owned = std::move(made.value());
+      w.evaluator = w.owned.get();
+    } else {
+      if (!options.connect_worker) {
+        return Status::invalid_argument("worker " + spec.name +
+                                        ": remote workers are not available to this run");
+      }
+      auto copy = std::make_shared<const problem::Problem>(problem);
+      auto connect = options.connect_worker;
+      const std::filesystem::path dir = quarantine_dir;
+      w.connect = [copy, connect, spec, dir]() {
+        return quarantined(connect(*copy, spec), dir, *copy);
+      };
+      Made made = w.connect();
+      if (made) {
+        w.owned = std::move(made.value());
+        w.evaluator = w.owned.get();
+      } else {
+        w.unreachable = made.status().message();
+        unreachable += "\n  " + spec.name + ": " + w.unreachable;
+        if (options.worker_notice) {
+          options.worker_notice("worker " + spec.name + " cannot be reached (" + w.unreachable +
+                                "); the campaign takes it in when it answers");
+        }
+      }
+    }
+    out.workers.push_back(std::move(w));
+  }
+  const CampaignWorker* first = nullptr;
+  for (const auto& w : out.workers) {
+    if (w.evaluator == nullptr) continue;
+    if (first == nullptr) {
+      first = &w;
+      if (out.device_model.empty()) out.device_model = w.evaluator->device_model();
+    }
+    if (w.evaluator->device_model() != out.device_model) {
+      return Status::invalid_argument(
+          "worker " + w.name + " measures on " + w.evaluator->device_model() +
+          ", the campaign on " + out.device_model +
+          "; a campaign compares timings on one device model only (run one campaign per model)");
+    }
+    const std::string key = w.evaluator->device_key();
+    for (const auto& o : out.workers) {
+      if (&o == &w) break;
+      if (!key.empty() && o.evaluator != nullptr && o.evaluator->device_key() == key) {
+        return Status::invalid_argument("workers " + o.name + " and " + w.name +
+                                        " measure on one device (" + key +
+                                        "); two workers on one device would be timed at once");
+      }
+    }
+  }
+  if (first == nullptr) {
+    return Status::unavailable("no worker could be reached:" + unreachable);
+  }
+  out.first = first->evaluator;
+  return out;
+}
+
+}  // namespace arc::actors

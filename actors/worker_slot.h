@@ -1,0 +1,45 @@
+#pragma once
+// A worker slot: the actor through which the guard measures on one worker (DESIGN.md §9). It
+// owns nothing but a pointer to the worker's Evaluator (a local backend, or a remote worker
+// through eval/remote_evaluator.h) and the compiles it made, and runs one job at a time on its
+// own thread (the calls block), so the guard dispatches to several workers at once and stays
+// free to log and decide. Handles:
+//   (evaluate_atom, eval_job) -> eval_outcome   compile (or take the guard's compile when the
+//                                               worker is local) and evaluate
+//   (pair_atom, pair_job)     -> pair_outcome   one pair of a paired decision (eval/pair.h),
+//                                               both sides on this worker
+//   (peaks_atom)              -> peaks_outcome
+//   (reach_atom)              -> connect_outcome  (re)connect a worker that is not reachable,
+//                                               and say which device it measures on
+// An outcome whose `lost` is set comes from a worker that went away during the call (the
+// evaluator's availability() says why): nothing in it belongs to the candidate.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "caf/all.hpp"
+#include "eval/evaluator.h"
+#include "problem/problem.h"
+
+namespace arc::actors {
+
+// One worker of a campaign (actors/worker_spec.h names it).
+struct CampaignWorker {
+  std::string name;  // "local", "local:N" or "host:port"
+  bool local = true;
+  // The worker's evaluator; null while a remote worker is not connected. `owned` holds it when
+  // the worker owns it (always, but for a campaign given one evaluator by its caller).
+  eval::Evaluator* evaluator = nullptr;
+  std::unique_ptr<eval::Evaluator> owned;
+  // Remote workers: connects again (connect, authenticate, attach the problem). Null for local
+  // workers, whose evaluator is reconnected in place.
+  std::function<Result<std::unique_ptr<eval::Evaluator>>()> connect;
+  std::string unreachable;  // why `evaluator` is null
+};
+
+// `worker` outlives the actor. `detached`: give it a thread of its own (its calls block); off
+// for evaluators that answer at once (replay).
+caf::actor spawn_worker_slot(caf::actor_system& sys, CampaignWorker* worker,
+                             const problem::Problem* problem, bool detached);
+
+}  // namespace arc::actors
