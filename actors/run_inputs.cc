@@ -7,9 +7,9 @@
 #include <optional>
 
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
 #include "base/sha256.h"
+#include "problem/problem_copy.h"
 #include "storage/journal.h"
 
 namespace arc::actors {
@@ -20,36 +20,12 @@ using nlohmann::json;
 namespace {
 
 constexpr char kFormat[] = "kernelarc-run-inputs-v1";
-// How far above its folder a problem may reach ("../../common/x.h"); the loader bounds it no
-// tighter, but a manifest reaching further is not one a run wrote.
-constexpr int kMaxLevelsUp = 16;
+using problem::levels_up;
 
 bool is_sha256_hex(const std::string& h) {
   return h.size() == 64 && std::all_of(h.begin(), h.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-// Leading ".." components of a relative path whose other components are plain names; -1 when
-// the path is absolute, empty, or holds ".", ".." (after a name) or an empty component.
-int levels_up(const std::string& path) {
-  if (path.empty() || path.front() == '/' || path.back() == '/') return -1;
-  int up = 0;
-  bool named = false;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string part = path.substr(start, end - start);
-    if (part.empty() || part == "." || (part == ".." && named)) return -1;
-    if (part == "..") {
-      ++up;
-    } else {
-      named = true;
-    }
-    start = end + 1;
-  }
-  return named ? up : -1;
 }
 
 // "<skill>/skill.toml" or "<skill>/SKILL.md".
@@ -125,44 +101,18 @@ Status write_file(const fs::path& path, const std::string& bytes) {
   return Status::ok();
 }
 
-// A private folder under the system's temporary folder, removed with the last pointer to it.
-Result<std::shared_ptr<const fs::path>> make_private_folder() {
-  std::error_code ec;
-  std::string tmpl = (fs::temp_directory_path(ec) / "kernelarc-inputs-XXXXXX").string();
-  if (ec) return Status::io_error("no temporary folder: " + ec.message());
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return Status::io_error("cannot create a temporary folder like " + tmpl);
-  }
-  return std::shared_ptr<const fs::path>(new fs::path(tmpl), [](const fs::path* p) {
-    std::error_code ignored;
-    fs::remove_all(*p, ignored);
-    delete p;
-  });
-}
-
-// The log's copy of the problem, written under `root` so that every path it names relative to
-// its folder (leading ".." included) resolves inside `root`; the folder keeps the trailing names
-// of the run's (messages read alike). Returns the problem folder.
+// The log's copy of the problem, written under `root` (problem/problem_copy.h). Returns the
+// problem folder.
 Result<fs::path> write_problem_copy(const RunInputsManifest& m, const fs::path& root,
                                     const ArtifactSource& artifacts) {
-  int up = 0;
-  for (const auto& [path, _] : m.problem_files) up = std::max(up, levels_up(path));
-  std::vector<std::string> names;
-  for (const auto& part : fs::path(m.problem_dir).lexically_normal()) {
-    const std::string s = part.string();
-    if (!s.empty() && s != "/" && s != "." && s != "..") names.push_back(s);
-  }
-  const size_t keep = static_cast<size_t>(std::max(up, 1));
-  while (names.size() < keep) names.insert(names.begin(), "up" + std::to_string(names.size()));
-  fs::path dir = root / "problem";
-  for (size_t i = names.size() - keep; i < names.size(); ++i) dir /= names[i];
+  std::map<std::string, std::string> files;
   for (const auto& [path, hash] : m.problem_files) {
     auto bytes =
         fetch(artifacts, hash, "problem file " + (fs::path(m.problem_dir) / path).string());
     if (!bytes) return bytes.status();
-    if (auto s = write_file((dir / path).lexically_normal(), bytes.value()); !s) return s;
+    files[path] = std::move(bytes.value());
   }
-  return dir;
+  return problem::write_problem_files(root, m.problem_dir, files);
 }
 
 Result<fs::path> write_skills_copy(const RunInputsManifest& m, const fs::path& root,
@@ -200,7 +150,7 @@ Result<std::optional<RunInputsManifest>> read_manifest(const fb::CampaignStarted
 // in.restored, created on first use.
 Status ensure_private_folder(RunInputs& in) {
   if (in.restored) return Status::ok();
-  auto folder = make_private_folder();
+  auto folder = problem::make_private_folder();
   if (!folder) return folder.status();
   in.restored = std::move(folder.value());
   return Status::ok();
@@ -312,7 +262,7 @@ Result<RunInputsManifest> parse_manifest(std::string_view text) {
   if (auto st = read_string(s, "skills", "dir", m.skills_dir); !st) return st;
   const auto problem_path = [](const std::string& path) {
     const int up = levels_up(path);
-    return up >= 0 && up <= kMaxLevelsUp;
+    return up >= 0 && up <= problem::kMaxProblemLevelsUp;
   };
   if (!p.contains("files")) return bad_manifest("problem.files", "an object");
   if (auto st = read_files(p["files"], "problem.files", problem_path,

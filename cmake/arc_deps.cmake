@@ -10,6 +10,12 @@ set_target_properties(CAF::core PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}"
   INTERFACE_COMPILE_DEFINITIONS "CAF_ENABLE_TYPE_ID_CHECKS"
   INTERFACE_LINK_LIBRARIES Threads::Threads)
+# The network layer (remote workers, eval/remote_worker.h and eval/remote_evaluator.h).
+find_library(CAF_IO_LIBRARY caf_io REQUIRED)
+add_library(CAF::io UNKNOWN IMPORTED)
+set_target_properties(CAF::io PROPERTIES
+  IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
+  INTERFACE_LINK_LIBRARIES CAF::core)
 
 # RocksDB: link the static archive with the static codecs it was built with.
 find_library(ROCKSDB_STATIC librocksdb.a REQUIRED)

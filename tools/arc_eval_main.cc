@@ -2,15 +2,25 @@
 //   arc-eval --worker --in FD --out FD [--memory-mb N]   serve the host evaluator's requests
 //            [--backend host|cuda] [--cache DIR]         (cuda: eval/cuda_worker.h)
 //   arc-eval --peaks                                     print this host's peaks as JSON
-// Exit status: 0 done, 2 bad arguments or protocol error, 3 reply pipe closed.
+//   arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay] [--device N] [--replay RUN_DIR...]
+//            [--secret-file F] [--cache DIR] [--sandbox auto|on|require|off]
+//                                     serve engines on other hosts (eval/remote_worker.h)
+//   arc-eval --new-secret [FILE]      write a new worker secret (eval/worker_secret.h; default:
+//                                     $ARC_WORKER_SECRET_FILE, else ~/.config/kernelarc/...)
+// Exit status: 0 done, 2 bad arguments or protocol error, 3 reply pipe closed; --serve: 1 when
+// it cannot listen.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <unistd.h>
 
+#include "eval/remote_protocol.h"
+#include "eval/remote_worker.h"
 #include "eval/worker.h"
+#include "eval/worker_secret.h"
 
 namespace {
 
@@ -26,7 +36,11 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "arc-eval: %s\nusage: arc-eval --worker --in FD --out FD [--memory-mb N]\n"
                "                [--backend host|cuda] [--cache DIR]\n"
-               "       arc-eval --peaks\n",
+               "       arc-eval --peaks\n"
+               "       arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay] [--device N]\n"
+               "                [--replay RUN_DIR...] [--secret-file F] [--cache DIR]\n"
+               "                [--sandbox auto|on|require|off]\n"
+               "       arc-eval --new-secret [FILE]\n",
                why);
   return 2;
 }
@@ -44,9 +58,83 @@ void without_leak_check_under_asan(char** argv) {
   ::execv("/proc/self/exe", argv);  // returns only on failure: then run with the check on
 }
 
+// arc-eval --serve ...: the remote worker's options (eval/remote_worker.h).
+int serve(int argc, char** argv) {
+  arc::eval::RemoteWorkerOptions o;
+  bool have_serve = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&i, argc, argv]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (arg == "--serve") {
+      const char* v = value();
+      if (v == nullptr) return usage("--serve: expected [ADDR:]PORT");
+      auto ep = arc::eval::parse_serve_address(v);
+      if (!ep) return usage(ep.status().message().c_str());
+      o.address = ep->host;
+      o.port = ep->port;
+      have_serve = true;
+    } else if (arg == "--backend") {
+      const char* v = value();
+      o.backend = v != nullptr ? v : "";
+      if (o.backend != "host" && o.backend != "cuda" && o.backend != "replay") {
+        return usage(("--backend: expected host, cuda or replay, got '" + o.backend + "'").c_str());
+      }
+    } else if (arg == "--device") {
+      long long n = 0;
+      const char* v = value();
+      if (v == nullptr || !parse_number(v, &n) || n > 1024) {
+        return usage("--device: expected a device number (0, 1, ...)");
+      }
+      o.device = static_cast<int>(n);
+    } else if (arg == "--replay") {
+      const char* v = value();
+      if (v == nullptr) return usage("--replay: expected a recorded run directory");
+      o.replay_logs.emplace_back(v);
+      while (i + 1 < argc && argv[i + 1][0] != '-') o.replay_logs.emplace_back(argv[++i]);
+    } else if (arg == "--secret-file") {
+      const char* v = value();
+      if (v == nullptr || *v == '\0') return usage("--secret-file: expected a file");
+      o.secret_file = v;
+    } else if (arg == "--cache") {
+      const char* v = value();
+      if (v == nullptr) return usage("--cache: expected a folder");
+      o.cache_dir = v;
+    } else if (arg == "--sandbox") {
+      const char* v = value();
+      std::string mode = v != nullptr ? v : "";
+      if (mode == "require") mode = "on";
+      if (!arc::eval::parse_sandbox_mode(mode, &o.sandbox)) {
+        return usage(("--sandbox: expected auto, on (or require) or off, got '" +
+                      std::string(v != nullptr ? v : "") + "'")
+                         .c_str());
+      }
+    } else {
+      return usage(("--serve: unknown argument '" + arg + "'").c_str());
+    }
+  }
+  if (!have_serve) return usage("--serve: expected [ADDR:]PORT");
+  return arc::eval::serve_remote_worker(o);
+}
+
+int new_secret(int argc, char** argv) {
+  if (argc > 3) return usage("--new-secret: expected at most one FILE");
+  const std::filesystem::path path =
+      argc == 3 ? std::filesystem::path(argv[2]) : arc::eval::default_worker_secret_path();
+  if (auto s = arc::eval::write_new_worker_secret(path); !s) {
+    std::fprintf(stderr, "arc-eval: --new-secret: %s\n", s.message().c_str());
+    return 2;
+  }
+  std::printf("%s\n", path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--new-secret") == 0) return new_secret(argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--serve") == 0) return serve(argc, argv);
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--worker") == 0) without_leak_check_under_asan(argv);
   }
