@@ -100,7 +100,7 @@ caf::response_promise forward(RelayActor* self, caf::message msg) {
   return rp;
 }
 
-caf::behavior relay(RelayActor* self, caf::actor worker) {
+caf::behavior relay(RelayActor* self, const caf::actor& worker) {
   self->state.worker = worker;
   self->monitor(worker);
   self->set_down_handler([self](caf::down_msg& msg) {

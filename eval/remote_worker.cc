@@ -282,7 +282,7 @@ caf::behavior remote_worker(WorkerActor* self, std::shared_ptr<WorkerSetup> setu
 
 std::string describe_device(const RemoteWorkerOptions& o) {
   if (o.backend == "cuda") {
-    return o.device >= 0 ? "cuda device " + std::to_string(o.device) : "cuda";
+    return "cuda device " + std::to_string(o.device);
   }
   if (o.backend == "replay") {
     return "replay of " + std::to_string(o.replay_logs.size()) + " recorded run(s)";
@@ -342,12 +342,12 @@ int serve_remote_worker(const RemoteWorkerOptions& o) {
   if (o.backend == "replay" && o.replay_logs.empty()) {
     return fail("--replay: the replay backend needs at least one recorded run directory", 2);
   }
-  if (o.device >= 0) ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(o.device).c_str(), 1);
   auto setup = std::make_shared<WorkerSetup>();
   setup->secret = std::move(secret.value());
   setup->max_problems = std::max<size_t>(o.max_problems, 1);
   setup->choice.kind = o.backend;
   setup->choice.replay_logs = o.replay_logs;
+  setup->choice.device = o.device;
   setup->choice.cache_dir = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
   setup->choice.sandbox = Sandbox::detect(o.sandbox);
   if (o.sandbox == SandboxMode::kOn && !setup->choice.sandbox.enabled()) {

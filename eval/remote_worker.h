@@ -26,9 +26,8 @@ struct RemoteWorkerOptions {
   uint16_t port = 0;  // 0: any free port (the one chosen is printed)
   // The local backend: "host", "cuda" or "replay" (eval/evaluators.h).
   std::string backend = "host";
-  // cuda: the GPU to serve (CUDA_VISIBLE_DEVICES is set to it before anything starts);
-  // -1: the environment's choice.
-  int device = -1;
+  // cuda: the ordinal of the GPU to serve (EvaluatorChoice::device, as arcd's local:N).
+  int device = 0;
   std::vector<std::filesystem::path> replay_logs;  // replay: recorded run directories
   std::filesystem::path secret_file;               // empty: default_worker_secret_path()
   std::filesystem::path cache_dir;                 // compile cache; empty: default_cache_dir()

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <string>
 
@@ -128,9 +129,7 @@ int new_secret(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--new-secret") == 0) return new_secret(argc, argv);
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--serve") == 0) return serve(argc, argv);
@@ -184,4 +183,17 @@ int main(int argc, char** argv) {
     return usage(
         "--memory-mb: not with --backend cuda (an address-space limit breaks the CUDA driver)");
   return arc::eval::run_worker(options);
+}
+
+}  // namespace
+
+// Nothing below throws on purpose; an allocation failure or a library's exception ends the
+// process with a message instead of std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arc-eval: %s\n", e.what());
+    return 2;
+  }
 }
