@@ -7,10 +7,12 @@
 // once as there are workers, but only while they fit in the budget (decided + place in the queue
 // < budget) and only once per candidate hash; an evaluation is logged, paired and decided when
 // its candidate reaches the front, so the log's order, and every decision, is the one a single
-// worker gives (lockstep with equal measurements: identical). Pairs (paired decisions) run on
-// the worker that evaluated the candidate when it is idle, else on the first idle one: both
-// sides of a pair on one worker, and timings are never compared across device models, because
-// a worker whose model is not the campaign's is refused when it joins.
+// worker gives (lockstep with equal measurements: identical). The pairs of a paired decision
+// that may still be needed (GuardCore::remaining_pairs) run at once on idle workers, before any
+// other work, and are logged in index order as the core asks for each; those it no longer asks
+// for are dropped unlogged. Both sides of a pair run on one worker, and timings are never
+// compared across device models, because a worker whose model is not the campaign's is
+// refused when it joins.
 //
 // Faults. An outcome marked lost (the worker disconnected, crashed or stopped answering) is
 // not the candidate's: the worker is marked lost (WorkerChanged), its job goes back to the
@@ -67,14 +69,25 @@ struct worker_slot {
   std::string device, model, key;
 };
 
-// The pair the front candidate's decision waits for.
-struct pending_pair {
+// One pair the front candidate's decision may need.
+struct pair_work {
   pair_job job;
+  enum class phase { idle, running, done };
+  phase at = phase::idle;
+  pair_outcome result;
+  size_t slot = 0;
+};
+
+// The pairs the front candidate's decision may still need (GuardCore::remaining_pairs),
+// measured at once on idle workers and logged in index order as next_pair() asks for them.
+struct pair_batch {
+  uint64_t id = 0;  // outcomes of an earlier batch are dropped
+  std::string candidate_hash, incumbent_hash;
   size_t prefer = 0;  // the worker that evaluated the candidate
-  bool running = false;
   fb::CandidateEvaluatedT evaluation;
   uint64_t eval_seq = 0;
-  uint32_t index = 0;
+  std::map<uint32_t, pair_work> pairs;  // by index
+  std::optional<uint32_t> waiting;      // the index settle() waits for
 };
 
 struct guard_state {
@@ -93,7 +106,8 @@ struct guard_state {
   // The workers. `fallback` holds the one worker of a campaign given a single evaluator.
   std::vector<worker_slot> slots;
   std::deque<CampaignWorker> fallback;
-  std::optional<pending_pair> pair;
+  std::optional<pair_batch> pairs;
+  uint64_t batches = 0;
   std::vector<caf::response_promise> peaks_waiting;
   bool peaks_running = false;
   // WorkerChanged events wait for CampaignStarted to be in the log.
@@ -230,8 +244,11 @@ void admit(guard_actor self, CampaignContext* ctx, size_t i, const connect_outco
     note_change(self, ctx, i, "refused", refusal);
     return;
   }
+  // Workers there from the start are named in CampaignStarted; a join is logged when a worker
+  // comes (back) later, so that runs on the same workers log the same events.
+  const bool later = s.at == worker_slot::status::lost;
   s.at = worker_slot::status::live;
-  note_change(self, ctx, i, "joined", "");
+  if (later) note_change(self, ctx, i, "joined", "");
   serve_peaks(self, ctx);
   dispatch(self, ctx);
 }
@@ -324,53 +341,77 @@ void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcom
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
-// Runs the front candidate's pending pair on an idle worker, if there is one.
-void run_pair(guard_actor self, CampaignContext* ctx) {
+void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index);
+
+// Starts the front candidate's pairs that wait for a worker, on idle workers, lowest index
+// first (the one settle() waits for goes to the worker that evaluated the candidate if idle).
+void run_pairs(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
-  if (!st.pair || st.pair->running) return;
-  const size_t i = idle_worker(st, st.pair->prefer);
-  if (i == st.slots.size()) return;
-  st.pair->running = true;
-  st.slots[i].busy = true;
-  self->request(st.slots[i].actor, caf::infinite, pair_atom_v, st.pair->job)
+  if (!st.pairs) return;
+  for (auto& [index, work] : st.pairs->pairs) {
+    if (work.at != pair_work::phase::idle) continue;
+    const size_t i = idle_worker(st, st.pairs->prefer);
+    if (i == st.slots.size()) return;
+    work.at = pair_work::phase::running;
+    work.slot = i;
+    st.slots[i].busy = true;
+    const uint64_t id = st.pairs->id;
+    const uint32_t at = index;
+    auto done = [self, ctx, id, at, i](pair_outcome& o) {
+      auto& st = self->state;
+      if (!o.lost.empty()) {
+        worker_lost(self, ctx, i, o.lost,
+                    st.pairs && st.pairs->id == id ? st.pairs->candidate_hash : std::string());
+      } else {
+        st.slots[i].busy = false;
+      }
+      if (st.pairs && st.pairs->id == id) {
+        pair_work& w = st.pairs->pairs.at(at);
+        if (!o.lost.empty()) {
+          w.at = pair_work::phase::idle;  // to the next idle worker
+        } else {
+          w.at = pair_work::phase::done;
+          w.result = std::move(o);
+          if (st.pairs->waiting == at) log_pair(self, ctx, at);
+        }
+      }
+      dispatch(self, ctx);
+    };
+    self->request(st.slots[i].actor, caf::infinite, pair_atom_v, work.job)
+        .then([done](pair_outcome& o) mutable { done(o); },
+              [self, done](caf::error& err) mutable {
+                pair_outcome o;
+                o.lost = self->system().render(err);
+                done(o);
+              });
+  }
+}
+
+// Logs the front candidate's pair `index` (measured), then settles again.
+void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
+  auto& st = self->state;
+  pair_batch& b = *st.pairs;
+  b.waiting.reset();
+  pair_work& w = b.pairs.at(index);
+  const auto& proposal = st.queue.front().sub.proposal;
+  fb::PairMeasuredT pair = std::move(w.result.pair);
+  pair.agent = proposal.agent;
+  pair.index = index;
+  pair.evaluation_seq = b.eval_seq;
+  pair.worker = st.slots[w.slot].name;
+  pair.device = st.slots[w.slot].device;
+  event_list list;
+  list.events.push_back(events::make_event(kGuardActor, std::move(pair)));
+  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
       .then(
-          [self, ctx, i](pair_outcome& o) {
-            auto& st = self->state;
-            if (!o.lost.empty()) {
-              st.pair->running = false;
-              worker_lost(self, ctx, i, o.lost, st.pair->job.candidate_hash);
-              dispatch(self, ctx);
-              return;
-            }
-            st.slots[i].busy = false;
-            pending_pair done = std::move(*st.pair);
-            st.pair.reset();
-            const auto& proposal = st.queue.front().sub.proposal;
-            fb::PairMeasuredT& pair = o.pair;
-            pair.agent = proposal.agent;
-            pair.index = done.index;
-            pair.evaluation_seq = done.eval_seq;
-            pair.worker = st.slots[i].name;
-            pair.device = st.slots[i].device;
-            event_list list;
-            list.events.push_back(events::make_event(kGuardActor, std::move(pair)));
-            self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
-                .then(
-                    [self, ctx, done](const seq_list& seqs) mutable {
-                      // The core must have applied the pair before it says what is next.
-                      self->state.follower.when(seqs.seqs.back(), [self, ctx, done] {
-                        settle(self, ctx, done.evaluation, done.eval_seq);
-                      });
-                    },
-                    [self, ctx](caf::error& err) { fail(self, ctx, err); });
-            dispatch(self, ctx);
+          [self, ctx](const seq_list& seqs) {
+            // The core must have applied the pair before it says what is next.
+            self->state.follower.when(seqs.seqs.back(), [self, ctx] {
+              const pair_batch& b = *self->state.pairs;
+              settle(self, ctx, b.evaluation, b.eval_seq);
+            });
           },
-          [self, ctx, i](caf::error& err) {
-            self->state.pair->running = false;
-            worker_lost(self, ctx, i, self->system().render(err),
-                        self->state.pair->job.candidate_hash);
-            dispatch(self, ctx);
-          });
+          [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
 // Measures the pairs the decision still needs, one logged event each (a resumed campaign goes
@@ -382,30 +423,47 @@ void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluated
   const auto& proposal = front.sub.proposal;
   auto next = st.core->next_pair(proposal, evaluation, eval_seq);
   if (!next) {
-    record_decision(self, ctx, st.core->decide(proposal, evaluation, eval_seq));
+    GuardOutcome outcome = st.core->decide(proposal, evaluation, eval_seq);
+    st.pairs.reset();  // pairs still running are not needed (`evaluation` may have been its)
+    record_decision(self, ctx, std::move(outcome));
     return;
   }
-  pending_pair p;
-  p.job.candidate_hash = proposal.candidate_hash;
-  p.job.incumbent_hash = next->incumbent_hash;
-  auto canonical = [&st](const std::string& h) {
-    auto it = st.canonicals.find(h);
-    return it == st.canonicals.end() ? std::string() : it->second;
-  };
-  p.job.candidate_canonical = canonical(proposal.candidate_hash);
-  p.job.incumbent_canonical = canonical(next->incumbent_hash);
-  p.job.candidate_first = next->candidate_first;
-  p.job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
-                              kPairSeedStream + next->index);
-  p.job.settings = ctx->config.evaluation;
-  p.job.settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R
-  p.job.settings.repetitions = ctx->config.pair_repetitions.value_or(p.job.settings.repetitions);
-  p.prefer = front.work->slot;
-  p.evaluation = evaluation;
-  p.eval_seq = eval_seq;
-  p.index = next->index;
-  st.pair = std::move(p);
-  run_pair(self, ctx);
+  if (!st.pairs || st.pairs->candidate_hash != proposal.candidate_hash ||
+      st.pairs->incumbent_hash != next->incumbent_hash) {
+    pair_batch b;
+    b.id = ++st.batches;
+    b.candidate_hash = proposal.candidate_hash;
+    b.incumbent_hash = next->incumbent_hash;
+    b.prefer = front.work->slot;
+    b.evaluation = evaluation;
+    b.eval_seq = eval_seq;
+    auto canonical = [&st](const std::string& h) {
+      auto it = st.canonicals.find(h);
+      return it == st.canonicals.end() ? std::string() : it->second;
+    };
+    for (const PairRequest& r : st.core->remaining_pairs(proposal, evaluation, eval_seq)) {
+      pair_work w;
+      w.job.candidate_hash = proposal.candidate_hash;
+      w.job.incumbent_hash = r.incumbent_hash;
+      w.job.candidate_canonical = canonical(proposal.candidate_hash);
+      w.job.incumbent_canonical = canonical(r.incumbent_hash);
+      w.job.candidate_first = r.candidate_first;
+      w.job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
+                                  kPairSeedStream + r.index);
+      w.job.settings = ctx->config.evaluation;
+      w.job.settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R
+      w.job.settings.repetitions =
+          ctx->config.pair_repetitions.value_or(w.job.settings.repetitions);
+      b.pairs.emplace(r.index, std::move(w));
+    }
+    st.pairs = std::move(b);
+  }
+  st.pairs->waiting = next->index;
+  if (st.pairs->pairs.at(next->index).at == pair_work::phase::done) {
+    log_pair(self, ctx, next->index);
+    return;
+  }
+  run_pairs(self, ctx);
 }
 
 // Logs the front candidate's compile and evaluation, then settles its decision.
@@ -478,10 +536,10 @@ void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, 
             });
 }
 
-// Hands work to idle workers: the front's pair first, then queued candidates in order.
+// Hands work to idle workers: the front's pairs first, then queued candidates in order.
 void dispatch(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
-  run_pair(self, ctx);
+  run_pairs(self, ctx);
   serve_peaks(self, ctx);
   const uint32_t budget = st.core->config().budget;
   std::set<std::string> seen;

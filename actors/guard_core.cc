@@ -342,6 +342,21 @@ std::optional<PairRequest> GuardCore::next_pair(const fb::CandidateProposedT& pr
   return r;
 }
 
+std::vector<PairRequest> GuardCore::remaining_pairs(const fb::CandidateProposedT& proposal,
+                                                    const fb::CandidateEvaluatedT& evaluation,
+                                                    uint64_t evaluation_seq) const {
+  std::vector<PairRequest> out;
+  auto next = next_pair(proposal, evaluation, evaluation_seq);
+  if (!next) return out;
+  for (uint32_t i = next->index; i < config_.pairs; ++i) {
+    PairRequest r = *next;
+    r.index = i;
+    r.candidate_first = i % 2 == 1;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
                                const fb::CandidateEvaluatedT& evaluation,
                                uint64_t evaluation_seq) const {

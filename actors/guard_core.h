@@ -98,6 +98,12 @@ class GuardCore {
   std::optional<PairRequest> next_pair(const fb::CandidateProposedT& proposal,
                                        const fb::CandidateEvaluatedT& evaluation,
                                        uint64_t evaluation_seq) const;
+  // next_pair() and every pair after it that the decision may still need, in index order: the
+  // pairs a guard with several workers measures at once (it logs them in this order, asking
+  // next_pair() before each, and drops those no longer asked for). Empty when next_pair() is.
+  std::vector<PairRequest> remaining_pairs(const fb::CandidateProposedT& proposal,
+                                           const fb::CandidateEvaluatedT& evaluation,
+                                           uint64_t evaluation_seq) const;
   // The candidate the agent's score belongs to (the baseline until it keeps or adopts one).
   std::string incumbent_hash(const std::string& agent) const;
   const GuardConfig& config() const { return config_; }

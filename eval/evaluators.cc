@@ -5,6 +5,7 @@
 #include "eval/cuda_evaluator.h"
 #include "eval/host_evaluator.h"
 #include "eval/replay_evaluator.h"
+#include "eval/synthetic_evaluator.h"
 
 namespace arc::eval {
 
@@ -74,10 +75,16 @@ Result<std::unique_ptr<Evaluator>> make_replay(const EvaluatorChoice& choice,
   return std::unique_ptr<Evaluator>(std::move(r.value()));
 }
 
+Result<std::unique_ptr<Evaluator>> make_synthetic(const EvaluatorChoice& choice,
+                                                  const Problem& problem) {
+  return make_synthetic_evaluator(problem, choice.synthetic_seconds);
+}
+
 const EvaluatorBackend kBackends[] = {
     {"host", true, make_host},
     {"cuda", true, make_cuda},
     {"replay", false, make_replay},
+    {"synthetic", false, make_synthetic},
 };
 
 }  // namespace

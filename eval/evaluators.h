@@ -25,6 +25,7 @@ struct EvaluatorChoice {
   std::shared_ptr<const ReplayRecords> replay_records;
   std::filesystem::path cache_dir;  // host: compile cache; empty = default
   int device = 0;                   // cuda: the device ordinal (actors/worker_spec.h local:N)
+  double synthetic_seconds = 0.5;   // synthetic: wall time per evaluation
   // Where measuring backends compile and run candidates (eval/sandbox.h); arcd detects it from
   // --sandbox. Disabled: unconfined.
   Sandbox sandbox = Sandbox::disabled("not requested");

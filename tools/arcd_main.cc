@@ -476,6 +476,9 @@ int main(int argc, char** argv) {
   arc::tools::add_integer_flag(
       run, "--resample", choice.resample_seed, arc::actors::kSeedRange,
       "replay: redraw recorded timing samples with this seed (0: as recorded)");
+  run->add_option("--synthetic-seconds", choice.synthetic_seconds,
+                  "synthetic: wall time of each evaluation (default 0.5)")
+      ->check(CLI::Range(0.0, 3600.0));
 
   auto* resume = app.add_subcommand("resume", "continue an interrupted campaign from its log");
   std::string resume_dir;
