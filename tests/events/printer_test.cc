@@ -153,7 +153,7 @@ TEST(PrinterTest, TextOfEveryPayloadType) {
        {"incumbent=888888888888 ", "pair=3", "order=candidate-first", "w.m4096=OK:1000ns/OK:1040ns",
         "worker=127.0.0.1:7101"}},
       {fb::Payload::WorkerChanged,
-       {"worker=10.0.0.7:7100", "state=lost", "live=2", "requeued=333333333333 "}},
+       {"worker=10.0.0.7:7100", "state=lost", "live=2", "requeued=333333333333"}},
   };
   ASSERT_EQ(expect.size(), all_payload_types().size());
   for (auto t : all_payload_types()) {

@@ -44,7 +44,6 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.mode = "lockstep";
       p.budget = 64;
       p.device = "NVIDIA H200";
-      p.worker = "local:0";
       p.software.push_back(kv("nvrtc", "13.0"));
       p.software.push_back(kv("kernelarc", "0.1.0"));
       p.overrides.push_back(kv("budget", "64"));
@@ -106,6 +105,7 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       w->rounds = 5;
       p.workloads.push_back(std::move(w));
       p.device = "NVIDIA H200";
+      p.worker = "local:0";
       p.clocks.push_back(kv("sm_mhz", "1980"));
       p.input_seed = 7;
       p.worker_restarts = 1;
