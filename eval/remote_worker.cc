@@ -337,7 +337,8 @@ int serve_remote_worker(const RemoteWorkerOptions& o) {
   auto secret = read_worker_secret(secret_path);
   if (!secret) return fail("--secret-file: " + secret.status().message(), 2);
   if (o.backend == "auto" || find_evaluator_backend(o.backend) == nullptr) {
-    return fail("--backend: expected host, cuda or replay, got \"" + o.backend + "\"", 2);
+    return fail("--backend: expected host, cuda, replay or synthetic, got \"" + o.backend + "\"",
+                2);
   }
   if (o.backend == "replay" && o.replay_logs.empty()) {
     return fail("--replay: the replay backend needs at least one recorded run directory", 2);
@@ -348,13 +349,14 @@ int serve_remote_worker(const RemoteWorkerOptions& o) {
   setup->choice.kind = o.backend;
   setup->choice.replay_logs = o.replay_logs;
   setup->choice.device = o.device;
+  setup->choice.synthetic_seconds = o.synthetic_seconds;
   setup->choice.cache_dir = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
   setup->choice.sandbox = Sandbox::detect(o.sandbox);
   if (o.sandbox == SandboxMode::kOn && !setup->choice.sandbox.enabled()) {
     return fail("--sandbox require: the sandbox is unavailable: " + setup->choice.sandbox.reason(),
                 2);
   }
-  if (o.backend != "replay" && !setup->choice.sandbox.enabled()) {
+  if (find_evaluator_backend(o.backend)->measures && !setup->choice.sandbox.enabled()) {
     std::fprintf(stderr, "arc-eval: warning: candidates run without a sandbox (%s)\n",
                  setup->choice.sandbox.reason().c_str());
   }

@@ -24,14 +24,15 @@ struct RemoteWorkerOptions {
   // Where to listen. 127.0.0.1 unless asked otherwise; 0.0.0.0 serves every interface.
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: any free port (the one chosen is printed)
-  // The local backend: "host", "cuda" or "replay" (eval/evaluators.h).
+  // The local backend: "host", "cuda", "replay" or "synthetic" (eval/evaluators.h).
   std::string backend = "host";
   // cuda: the ordinal of the GPU to serve (EvaluatorChoice::device, as arcd's local:N).
   int device = 0;
   std::vector<std::filesystem::path> replay_logs;  // replay: recorded run directories
-  std::filesystem::path secret_file;               // empty: default_worker_secret_path()
-  std::filesystem::path cache_dir;                 // compile cache; empty: default_cache_dir()
-  SandboxMode sandbox = SandboxMode::kAuto;        // kOn: refuse to serve without a sandbox
+  double synthetic_seconds = 0.5;     // synthetic: wall time per evaluation (arc-bench --workers)
+  std::filesystem::path secret_file;  // empty: default_worker_secret_path()
+  std::filesystem::path cache_dir;    // compile cache; empty: default_cache_dir()
+  SandboxMode sandbox = SandboxMode::kAuto;  // kOn: refuse to serve without a sandbox
   size_t max_problems = 8;  // problems kept attached at once; the oldest goes first
 };
 

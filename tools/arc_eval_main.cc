@@ -1,8 +1,10 @@
 // arc-eval: the isolated evaluation worker (eval/worker.h).
 //   arc-eval --worker --in FD --out FD [--memory-mb N]   serve the host evaluator's requests
 //            [--backend host|cuda] [--cache DIR]         (cuda: eval/cuda_worker.h)
+//            [--device N]                                (cuda: the GPU's ordinal)
 //   arc-eval --peaks                                     print this host's peaks as JSON
-//   arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay] [--device N] [--replay RUN_DIR...]
+//   arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay|synthetic] [--device N]
+//            [--replay RUN_DIR...] [--synthetic-seconds S]
 //            [--secret-file F] [--cache DIR] [--sandbox auto|on|require|off]
 //                                     serve engines on other hosts (eval/remote_worker.h)
 //   arc-eval --new-secret [FILE]      write a new worker secret (eval/worker_secret.h; default:
@@ -36,10 +38,11 @@ bool parse_number(const char* text, long long* out) {
 int usage(const char* why) {
   std::fprintf(stderr,
                "arc-eval: %s\nusage: arc-eval --worker --in FD --out FD [--memory-mb N]\n"
-               "                [--backend host|cuda] [--cache DIR]\n"
+               "                [--backend host|cuda] [--cache DIR] [--device N]\n"
                "       arc-eval --peaks\n"
-               "       arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay] [--device N]\n"
-               "                [--replay RUN_DIR...] [--secret-file F] [--cache DIR]\n"
+               "       arc-eval --serve [ADDR:]PORT [--backend host|cuda|replay|synthetic]\n"
+               "                [--device N] [--replay RUN_DIR...] [--synthetic-seconds S]\n"
+               "                [--secret-file F] [--cache DIR]\n"
                "                [--sandbox auto|on|require|off]\n"
                "       arc-eval --new-secret [FILE]\n",
                why);
@@ -77,9 +80,20 @@ int serve(int argc, char** argv) {
     } else if (arg == "--backend") {
       const char* v = value();
       o.backend = v != nullptr ? v : "";
-      if (o.backend != "host" && o.backend != "cuda" && o.backend != "replay") {
-        return usage(("--backend: expected host, cuda or replay, got '" + o.backend + "'").c_str());
+      if (o.backend != "host" && o.backend != "cuda" && o.backend != "replay" &&
+          o.backend != "synthetic") {
+        return usage(
+            ("--backend: expected host, cuda, replay or synthetic, got '" + o.backend + "'")
+                .c_str());
       }
+    } else if (arg == "--synthetic-seconds") {
+      const char* v = value();
+      char* end = nullptr;
+      const double s = v != nullptr ? std::strtod(v, &end) : -1;
+      if (v == nullptr || end == v || *end != '\0' || !(s >= 0 && s <= 3600)) {
+        return usage("--synthetic-seconds: expected seconds per evaluation, 0 to 3600");
+      }
+      o.synthetic_seconds = s;
     } else if (arg == "--device") {
       long long n = 0;
       const char* v = value();
@@ -139,6 +153,7 @@ int run(int argc, char** argv) {
   }
   bool worker = false, peaks = false;
   long long in = -1, out = -1, memory_mb = 0;
+  long long device = 0;
   std::string backend = "host", cache_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -161,6 +176,10 @@ int run(int argc, char** argv) {
       cache_dir = argv[++i];
     } else if (arg == "--memory-mb") {
       if (!number(&memory_mb)) return usage("--memory-mb: expected a number of MiB");
+    } else if (arg == "--device") {
+      if (!number(&device) || device > 1024) {
+        return usage("--device: expected a device number (0, 1, ...)");
+      }
     } else {
       return usage(("unknown argument '" + arg + "'").c_str());
     }
@@ -178,6 +197,7 @@ int run(int argc, char** argv) {
   options.out_fd = static_cast<int>(out);
   options.memory_limit_mb = static_cast<uint64_t>(memory_mb);
   options.backend = backend;
+  options.device = static_cast<int>(device);
   options.cache_dir = cache_dir.empty() ? "/tmp/kernelarc-cache/cuda" : cache_dir;
   if (backend == "cuda" && options.memory_limit_mb > 0)
     return usage(
