@@ -62,7 +62,7 @@ fs::path quick_campaign() {
   replace("rounds = 3", "rounds = 2");
   replace("repetitions = 10", "repetitions = 5");
   replace("buffer_sets = 2", "buffer_sets = 1");
-  const fs::path file = scratch("campaign.toml");
+  fs::path file = scratch("campaign.toml");
   std::ofstream(file) << text;
   return file;
 }
@@ -157,7 +157,7 @@ class Workers {
         WorkerProcess::start(secret_, scratch("cache-" + std::to_string(caches_++)), port, &why);
     EXPECT_NE(w, nullptr) << why;
     if (w == nullptr) return "";
-    const std::string name = w->endpoint().text();
+    std::string name = w->endpoint().text();
     procs_[name] = std::move(w);
     return name;
   }
@@ -369,6 +369,8 @@ TEST(RemoteWorkers, ArcdKilledMidRunResumesOnTheSameWorkers) {
   ASSERT_FALSE(stopped(before)) << "the campaign ended before the kill";
   ASSERT_GE(count_decisions(before), 3u);
   ASSERT_LT(count_decisions(before), 12u);
+  std::printf("arcd killed after %zu decisions (the baseline's included)\n",
+              count_decisions(before));
 
   ArcdProcess resumed({kArcd.string(), "resume", dir.string(), "--quiet", "--sandbox", "off",
                        "--workers", join(names), "--worker-secret", workers.secret().string()});
@@ -430,6 +432,7 @@ TEST(RemoteWorkers, LateWorkerJoinsAndAllLostPausesUntilOneReturns) {
       << arcd.out() << arcd.err();
   const auto paused = log_of(dir);
   ASSERT_FALSE(stopped(paused)) << "the campaign ended before both workers were lost";
+  std::printf("paused after %zu decisions (the baseline's included)\n", count_decisions(paused));
   ASSERT_TRUE(wait_until(
       [&] { return arcd.out().find("the campaign is paused") != std::string::npos; }, seconds(10)))
       << arcd.out();
