@@ -10,12 +10,13 @@ namespace {
 
 using Made = Result<std::unique_ptr<eval::Evaluator>>;
 
-// `made` in the run's quarantine when its backend measures.
-Made quarantined(Made made, const std::filesystem::path& dir, const problem::Problem& problem) {
-  if (!made || dir.empty()) return made;
+// `made` in the run's quarantine (null: none) when its backend measures.
+Made quarantined(Made made, const std::shared_ptr<eval::QuarantineLedger>& ledger,
+                 const problem::Problem& problem) {
+  if (!made || ledger == nullptr) return made;
   const eval::EvaluatorBackend* backend = eval::find_evaluator_backend(made.value()->name());
   if (backend == nullptr || !backend->measures) return made;
-  return eval::with_quarantine(std::move(made.value()), dir, problem);
+  return eval::with_quarantine(std::move(made.value()), ledger, problem);
 }
 
 }  // namespace
@@ -25,6 +26,9 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
   std::vector<WorkerSpec> specs = options.workers;
   if (specs.empty()) specs = auto_workers(1);
   OpenedWorkers out;
+  // One for all the workers: they may measure one candidate at once.
+  const std::shared_ptr<eval::QuarantineLedger> ledger =
+      quarantine_dir.empty() ? nullptr : eval::open_quarantine(quarantine_dir);
   std::string unreachable;
   for (const auto& spec : specs) {
     CampaignWorker w;
@@ -37,7 +41,7 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
                       : Made(Status::invalid_argument(
                             "worker " + spec.name + ": this evaluator has no device " +
                             std::to_string(spec.device) + "; expected local or local:0"));
-      made = quarantined(std::move(made), quarantine_dir, problem);
+      made = quarantined(std::move(made), ledger, problem);
       if (!made) return made.status();
       w.owned = std::move(made.value());
       w.evaluator = w.owned.get();
@@ -48,9 +52,8 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
       }
       auto copy = std::make_shared<const problem::Problem>(problem);
       auto connect = options.connect_worker;
-      const std::filesystem::path dir = quarantine_dir;
-      w.connect = [copy, connect, spec, dir]() {
-        return quarantined(connect(*copy, spec), dir, *copy);
+      w.connect = [copy, connect, spec, ledger]() {
+        return quarantined(connect(*copy, spec), ledger, *copy);
       };
       Made made = w.connect();
       if (made) {

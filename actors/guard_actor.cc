@@ -8,9 +8,10 @@
 // < budget) and only once per candidate hash; an evaluation is logged, paired and decided when
 // its candidate reaches the front, so the log's order, and every decision, is the one a single
 // worker gives (lockstep with equal measurements: identical). The pairs of a paired decision
-// that may still be needed (GuardCore::remaining_pairs) run at once on idle workers, before any
-// other work, and are logged in index order as the core asks for each; those it no longer asks
-// for are dropped unlogged. Both sides of a pair run on one worker, and timings are never
+// that may still be needed (GuardCore::remaining_pairs) run at once on idle workers, before the
+// evaluations of later candidates, also for candidates behind the front (pair_batch below), and
+// are logged in index order as the core asks for each at the front; those it no longer asks for
+// are dropped unlogged. Both sides of a pair run on one worker, and timings are never
 // compared across device models, because a worker whose model is not the campaign's is
 // refused when it joins.
 //
@@ -78,14 +79,18 @@ struct pair_work {
   size_t slot = 0;
 };
 
-// The pairs the front candidate's decision may still need (GuardCore::remaining_pairs),
-// measured at once on idle workers and logged in index order as next_pair() asks for them.
+// The pairs a queued candidate's decision may still need (GuardCore::remaining_pairs), measured
+// at once on idle workers and logged in index order as next_pair() asks for them once the
+// candidate is at the front. A candidate behind the front gets its batch as soon as it is
+// evaluated, when no earlier queued candidate is its agent's (only those could change the
+// incumbent it is paired with); at the front the batch is checked against the core and made
+// again if the incumbent differs.
 struct pair_batch {
-  uint64_t id = 0;  // outcomes of an earlier batch are dropped
+  uint64_t id = 0;  // outcomes of a replaced batch are dropped
   std::string candidate_hash, incumbent_hash;
   size_t prefer = 0;  // the worker that evaluated the candidate
   fb::CandidateEvaluatedT evaluation;
-  uint64_t eval_seq = 0;
+  uint64_t eval_seq = 0;                // set at the front
   std::map<uint32_t, pair_work> pairs;  // by index
   std::optional<uint32_t> waiting;      // the index settle() waits for
 };
@@ -106,8 +111,8 @@ struct guard_state {
   // The workers. `fallback` holds the one worker of a campaign given a single evaluator.
   std::vector<worker_slot> slots;
   std::deque<CampaignWorker> fallback;
-  std::optional<pair_batch> pairs;
-  uint64_t batches = 0;
+  std::map<std::string, pair_batch> batches;  // by candidate hash
+  uint64_t batch_ids = 0;
   std::vector<caf::response_promise> peaks_waiting;
   bool peaks_running = false;
   // WorkerChanged events wait for CampaignStarted to be in the log.
@@ -343,57 +348,116 @@ void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcom
 
 void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index);
 
-// Starts the front candidate's pairs that wait for a worker, on idle workers, lowest index
-// first (the one settle() waits for goes to the worker that evaluated the candidate if idle).
+// A batch of the pairs `proposal` may still need, paired with the agent's incumbent as the core
+// sees it now; empty when it needs none.
+pair_batch make_batch(guard_actor self, CampaignContext* ctx,
+                      const fb::CandidateProposedT& proposal,
+                      const fb::CandidateEvaluatedT& evaluation, uint64_t eval_seq, size_t prefer) {
+  auto& st = self->state;
+  pair_batch b;
+  b.id = ++st.batch_ids;
+  b.candidate_hash = proposal.candidate_hash;
+  b.prefer = prefer;
+  b.eval_seq = eval_seq;
+  auto canonical = [&st](const std::string& h) {
+    auto it = st.canonicals.find(h);
+    return it == st.canonicals.end() ? std::string() : it->second;
+  };
+  for (const PairRequest& r : st.core->remaining_pairs(proposal, evaluation, eval_seq)) {
+    b.incumbent_hash = r.incumbent_hash;
+    pair_work w;
+    w.job.candidate_hash = proposal.candidate_hash;
+    w.job.incumbent_hash = r.incumbent_hash;
+    w.job.candidate_canonical = canonical(proposal.candidate_hash);
+    w.job.incumbent_canonical = canonical(r.incumbent_hash);
+    w.job.candidate_first = r.candidate_first;
+    w.job.input_seed =
+        seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash), kPairSeedStream + r.index);
+    w.job.settings = ctx->config.evaluation;
+    w.job.settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R
+    w.job.settings.repetitions = ctx->config.pair_repetitions.value_or(w.job.settings.repetitions);
+    b.pairs.emplace(r.index, std::move(w));
+  }
+  if (!b.pairs.empty()) b.evaluation = evaluation;
+  return b;
+}
+
+// Batches for the evaluated candidates behind the front whose agent has no earlier candidate
+// in the queue.
+void speculate_pairs(guard_actor self, CampaignContext* ctx) {
+  auto& st = self->state;
+  std::set<std::string> agents;
+  bool front = true;
+  for (const auto& item : st.queue) {
+    const auto& proposal = item.sub.proposal;
+    const bool first_of_agent = agents.insert(proposal.agent).second;
+    if (front) {  // settle() makes the front's
+      front = false;
+      continue;
+    }
+    if (!first_of_agent || item.work->at != work_state::phase::done ||
+        st.batches.count(proposal.candidate_hash) != 0 || st.core->stopping()) {
+      continue;
+    }
+    pair_batch b =
+        make_batch(self, ctx, proposal, item.work->result.evaluation, 0, item.work->slot);
+    if (!b.pairs.empty()) st.batches.emplace(proposal.candidate_hash, std::move(b));
+  }
+}
+
+// Starts pairs that wait for a worker on idle workers: the queue's candidates in order, each
+// batch lowest index first (to the worker that evaluated the candidate when it is idle).
 void run_pairs(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
-  if (!st.pairs) return;
-  for (auto& [index, work] : st.pairs->pairs) {
-    if (work.at != pair_work::phase::idle) continue;
-    const size_t i = idle_worker(st, st.pairs->prefer);
-    if (i == st.slots.size()) return;
-    work.at = pair_work::phase::running;
-    work.slot = i;
-    st.slots[i].busy = true;
-    const uint64_t id = st.pairs->id;
-    const uint32_t at = index;
-    auto done = [self, ctx, id, at, i](pair_outcome& o) {
-      auto& st = self->state;
-      if (!o.lost.empty()) {
-        worker_lost(self, ctx, i, o.lost,
-                    st.pairs && st.pairs->id == id ? st.pairs->candidate_hash : std::string());
-      } else {
-        st.slots[i].busy = false;
-      }
-      if (st.pairs && st.pairs->id == id) {
-        pair_work& w = st.pairs->pairs.at(at);
+  for (const auto& item : st.queue) {
+    auto batch = st.batches.find(item.sub.proposal.candidate_hash);
+    if (batch == st.batches.end()) continue;
+    for (auto& [index, work] : batch->second.pairs) {
+      if (work.at != pair_work::phase::idle) continue;
+      const size_t i = idle_worker(st, batch->second.prefer);
+      if (i == st.slots.size()) return;
+      work.at = pair_work::phase::running;
+      work.slot = i;
+      st.slots[i].busy = true;
+      const std::string hash = batch->first;
+      const uint64_t id = batch->second.id;
+      const uint32_t at = index;
+      auto done = [self, ctx, hash, id, at, i](pair_outcome& o) {
+        auto& st = self->state;
+        auto b = st.batches.find(hash);
+        const bool current = b != st.batches.end() && b->second.id == id;
         if (!o.lost.empty()) {
-          w.at = pair_work::phase::idle;  // to the next idle worker
+          worker_lost(self, ctx, i, o.lost, hash);
+          if (current) b->second.pairs.at(at).at = pair_work::phase::idle;  // to the next worker
         } else {
-          w.at = pair_work::phase::done;
-          w.result = std::move(o);
-          if (st.pairs->waiting == at) log_pair(self, ctx, at);
+          st.slots[i].busy = false;
+          if (current) {
+            pair_work& w = b->second.pairs.at(at);
+            w.at = pair_work::phase::done;
+            w.result = std::move(o);
+            if (b->second.waiting == at) log_pair(self, ctx, at);
+          }
         }
-      }
-      dispatch(self, ctx);
-    };
-    self->request(st.slots[i].actor, caf::infinite, pair_atom_v, work.job)
-        .then([done](pair_outcome& o) mutable { done(o); },
-              [self, done](caf::error& err) mutable {
-                pair_outcome o;
-                o.lost = self->system().render(err);
-                done(o);
-              });
+        dispatch(self, ctx);
+      };
+      self->request(st.slots[i].actor, caf::infinite, pair_atom_v, work.job)
+          .then([done](pair_outcome& o) mutable { done(o); },
+                [self, done](caf::error& err) mutable {
+                  pair_outcome o;
+                  o.lost = self->system().render(err);
+                  done(o);
+                });
+    }
   }
 }
 
 // Logs the front candidate's pair `index` (measured), then settles again.
 void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
   auto& st = self->state;
-  pair_batch& b = *st.pairs;
+  const auto& proposal = st.queue.front().sub.proposal;
+  pair_batch& b = st.batches.at(proposal.candidate_hash);
   b.waiting.reset();
   pair_work& w = b.pairs.at(index);
-  const auto& proposal = st.queue.front().sub.proposal;
   fb::PairMeasuredT pair = std::move(w.result.pair);
   pair.agent = proposal.agent;
   pair.index = index;
@@ -407,7 +471,8 @@ void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
           [self, ctx](const seq_list& seqs) {
             // The core must have applied the pair before it says what is next.
             self->state.follower.when(seqs.seqs.back(), [self, ctx] {
-              const pair_batch& b = *self->state.pairs;
+              const auto& st = self->state;
+              const pair_batch& b = st.batches.at(st.queue.front().sub.proposal.candidate_hash);
               settle(self, ctx, b.evaluation, b.eval_seq);
             });
           },
@@ -424,46 +489,25 @@ void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluated
   auto next = st.core->next_pair(proposal, evaluation, eval_seq);
   if (!next) {
     GuardOutcome outcome = st.core->decide(proposal, evaluation, eval_seq);
-    st.pairs.reset();  // pairs still running are not needed (`evaluation` may have been its)
+    // Pairs still running are not needed (`evaluation` may be the batch's: erased after).
+    st.batches.erase(proposal.candidate_hash);
     record_decision(self, ctx, std::move(outcome));
     return;
   }
-  if (!st.pairs || st.pairs->candidate_hash != proposal.candidate_hash ||
-      st.pairs->incumbent_hash != next->incumbent_hash) {
-    pair_batch b;
-    b.id = ++st.batches;
-    b.candidate_hash = proposal.candidate_hash;
-    b.incumbent_hash = next->incumbent_hash;
-    b.prefer = front.work->slot;
-    b.evaluation = evaluation;
-    b.eval_seq = eval_seq;
-    auto canonical = [&st](const std::string& h) {
-      auto it = st.canonicals.find(h);
-      return it == st.canonicals.end() ? std::string() : it->second;
-    };
-    for (const PairRequest& r : st.core->remaining_pairs(proposal, evaluation, eval_seq)) {
-      pair_work w;
-      w.job.candidate_hash = proposal.candidate_hash;
-      w.job.incumbent_hash = r.incumbent_hash;
-      w.job.candidate_canonical = canonical(proposal.candidate_hash);
-      w.job.incumbent_canonical = canonical(r.incumbent_hash);
-      w.job.candidate_first = r.candidate_first;
-      w.job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash),
-                                  kPairSeedStream + r.index);
-      w.job.settings = ctx->config.evaluation;
-      w.job.settings.rounds = 1;  // a check on the pair's own fresh inputs; the evaluation ran R
-      w.job.settings.repetitions =
-          ctx->config.pair_repetitions.value_or(w.job.settings.repetitions);
-      b.pairs.emplace(r.index, std::move(w));
-    }
-    st.pairs = std::move(b);
+  auto b = st.batches.find(proposal.candidate_hash);
+  if (b == st.batches.end() || b->second.incumbent_hash != next->incumbent_hash ||
+      b->second.pairs.count(next->index) == 0) {
+    pair_batch made = make_batch(self, ctx, proposal, evaluation, eval_seq, front.work->slot);
+    b = st.batches.insert_or_assign(proposal.candidate_hash, std::move(made)).first;
   }
-  st.pairs->waiting = next->index;
-  if (st.pairs->pairs.at(next->index).at == pair_work::phase::done) {
+  if (&evaluation != &b->second.evaluation) b->second.evaluation = evaluation;  // as logged
+  b->second.eval_seq = eval_seq;
+  b->second.waiting = next->index;
+  if (b->second.pairs.at(next->index).at == pair_work::phase::done) {
     log_pair(self, ctx, next->index);
     return;
   }
-  run_pairs(self, ctx);
+  dispatch(self, ctx);
 }
 
 // Logs the front candidate's compile and evaluation, then settles its decision.
@@ -539,6 +583,7 @@ void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, 
 // Hands work to idle workers: the front's pairs first, then queued candidates in order.
 void dispatch(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
+  speculate_pairs(self, ctx);
   run_pairs(self, ctx);
   serve_peaks(self, ctx);
   const uint32_t budget = st.core->config().budget;

@@ -17,6 +17,15 @@ namespace arc::eval {
 
 inline constexpr int kQuarantineAttempts = 2;
 
+// The notes of one run, shared by all its evaluators: attempts of one candidate under way at
+// once on several of them (the pairs of a paired decision) count as one attempt of the process,
+// and none of them sees the others' count.
+class QuarantineLedger;
+std::shared_ptr<QuarantineLedger> open_quarantine(const std::filesystem::path& dir);
+std::unique_ptr<Evaluator> with_quarantine(std::unique_ptr<Evaluator> inner,
+                                           std::shared_ptr<QuarantineLedger> ledger,
+                                           const problem::Problem& problem);
+// With a ledger of its own.
 std::unique_ptr<Evaluator> with_quarantine(std::unique_ptr<Evaluator> inner,
                                            const std::filesystem::path& dir,
                                            const problem::Problem& problem);

@@ -36,6 +36,7 @@
 #include "replay/summary.h"
 #include "replay/verifier.h"
 #include "storage/journal.h"
+#include "tools/bench_workers.h"
 #include "tools/integer_flag.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +48,7 @@ namespace {
 constexpr arc::IntegerRange kAppendsRange{1, 100000000};
 constexpr arc::IntegerRange kSeedsRange{1, 100000};
 constexpr arc::IntegerRange kRoundsRange{1, 1000};
+constexpr arc::IntegerRange kWorkersRange{1, 64};
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -484,6 +486,17 @@ int main(int argc, char** argv) {
   bool model = false;
   app.add_flag("--model", model,
                "only time the builtin model move over --candidates proposals (default 200)");
+  bool workers = false;
+  double eval_seconds = 0.25;
+  uint32_t max_workers = 8;
+  app.add_flag("--workers", workers,
+               "only the scale-out benchmark: candidates per second on 1, 2, 4, 8 synthetic "
+               "workers on loopback, and a remote worker's overhead per candidate");
+  app.add_option("--eval-seconds", eval_seconds,
+                 "--workers: synthetic wall time per evaluation (default 0.25)")
+      ->check(CLI::Range(0.0, 60.0));
+  arc::tools::add_integer_flag(&app, "--max-workers", max_workers, kWorkersRange,
+                               "--workers: the most workers to time (default 8)");
   bool current_only = false;
   app.add_flag("--current-only", current_only,
                "--ablate: only in-memory logs and parallel campaigns (with --baseline: and it)");
@@ -516,6 +529,17 @@ int main(int argc, char** argv) {
                       : fs::path(work_dir);
   fs::remove_all(work);
   fs::create_directories(work);
+  if (workers) {
+    arc::tools::BenchWorkersOptions wo;
+    wo.work = work;
+    wo.problem_dir = arc::arc_home() / "problems/host/softmax";
+    wo.eval_seconds = eval_seconds;
+    wo.max_workers = max_workers;
+    if (candidates != 200) wo.candidates = candidates;
+    const int rc = arc::tools::bench_workers(wo);
+    if (work_dir.empty()) fs::remove_all(work);
+    return rc;
+  }
   if (ablate) {
     const int rc =
         bench_ablate(sweep_problem, seeds, std::max(1u, rounds), baseline, current_only, work);

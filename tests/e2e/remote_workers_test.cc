@@ -486,17 +486,11 @@ TEST(RemoteWorkers, WrongSecretFailsCleanlyAndTheWorkersServeOnAfterwards) {
   check_finished(dir, names);
 }
 
-// DISABLED: a KernelArc bug, reproduced by this test. The quarantine of a run
-// (eval/quarantine.cc, wrapped around each worker's evaluator by actors/campaign_workers.cc) keeps
-// one note per candidate hash in RUN/quarantine, shared by all the run's workers, and counts the
-// unfinished attempts in it with an unlocked read-modify-write. The pairs of a paired decision run
-// at once on idle workers, each measuring the same incumbent and candidate: concurrent attempts
-// raise the count to 2, so a third worker answers CRASH "quarantined: 2 attempts ... never
-// returned" without running anything (a COMPILE_ERROR when it hits the compile), and the counts
-// written back out of order leave notes behind (an attempt that began at 1 writes 1 back after the
-// one that began at 0 removed the note), so the baseline stays counted and later pairs against it
-// fail. Candidates that would be kept are reverted or rejected as traps; nothing crashed.
-TEST(RemoteWorkers, DISABLED_ConcurrentPairsOnThreeWorkersAreNotQuarantined) {
+// The pairs of a paired decision run at once on idle workers, each measuring the same incumbent
+// and candidate, and every worker's evaluator is wrapped in the run's quarantine
+// (eval/quarantine.h): concurrent attempts of one candidate count as one attempt of the process
+// (one ledger per run), so none is refused as "quarantined" and no note is left behind.
+TEST(RemoteWorkers, ConcurrentPairsOnThreeWorkersAreNotQuarantined) {
   Workers workers;
   const std::vector<std::string> names = {workers.start(), workers.start(), workers.start()};
   for (const auto& n : names) ASSERT_FALSE(n.empty());

@@ -1,0 +1,209 @@
+#include "tools/bench_workers.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <mutex>
+
+#include "actors/campaign_runner.h"
+#include "actors/worker_setup.h"
+#include "base/arc_home.h"
+#include "base/sha256.h"
+#include "base/stats.h"
+#include "eval/remote_evaluator.h"
+#include "eval/serve_process.h"
+#include "eval/synthetic_evaluator.h"
+#include "eval/worker_client.h"
+#include "eval/worker_secret.h"
+#include "problem/problem.h"
+
+namespace arc::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The campaign every throughput run uses: the problem's, with 8 builtin agents (two per skill)
+// so that a lockstep round has work for 8 workers, and the default paired decisions.
+fs::path write_campaign(const fs::path& work, const fs::path& problem_dir, uint32_t budget) {
+  const fs::path file = work / "campaign.toml";
+  std::ofstream out(file);
+  out << "[campaign]\nname = \"bench-workers\"\nproblem = \""
+      << (problem_dir / "problem.toml").string() << "\"\nskills = \""
+      << (arc_home() / "skills").string() << "\"\nseed = 1\nbudget = " << budget
+      << "\nmode = \"lockstep\"\nglobal_plateau = 0\n\n[evaluation]\nrounds = 1\n"
+         "warmup = 1\nrepetitions = 3\n";
+  const char* skills[] = {"vectorize", "fusion", "precision", "shape-gate"};
+  for (int i = 0; i < 8; ++i) {
+    out << "\n[[agents]]\nname = \"a" << i << "\"\nskill = \"" << skills[i % 4] << "\"\n";
+  }
+  return file;
+}
+
+struct ThroughputRun {
+  uint32_t workers = 0;
+  uint32_t candidates = 0;   // decided, the baseline and STOPs excluded
+  uint32_t evaluations = 0;  // candidate evaluations + both sides of every pair
+  double seconds = 0;        // from the baseline's decision to the last decision
+  std::string decisions;     // hash of every decision, in order
+};
+
+Result<ThroughputRun> run_campaign_on(const BenchWorkersOptions& o, const fs::path& campaign,
+                                      const std::string& workers, const fs::path& secret,
+                                      const std::string& name) {
+  auto config = actors::load_campaign(campaign);
+  if (!config) return config.status();
+  actors::RunOptions options;
+  options.run_dir = o.work / name;
+  options.make_evaluator = [](const problem::Problem& p) {
+    return Result<std::unique_ptr<eval::Evaluator>>(eval::make_synthetic_evaluator(p, 0));
+  };
+  auto prepared = actors::prepare_campaign(std::move(config.value()), options);
+  if (!prepared) return prepared.status();
+  eval::EvaluatorChoice choice;
+  if (auto s = actors::configure_workers(options, prepared->config, prepared->problem, choice,
+                                         actors::WorkerFlags{workers, secret.string()});
+      !s) {
+    return s;
+  }
+  ThroughputRun r;
+  std::mutex mu;
+  Clock::time_point first{}, last{};
+  std::string decisions;
+  options.observer = [&](const events::Event& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (const auto* d = e.payload.AsDecision()) {
+      if (d->agent == "campaign") {
+        first = Clock::now();
+      } else if (d->verdict != fb::Verdict::STOP) {
+        ++r.candidates;
+        last = Clock::now();
+      }
+      decisions += d->candidate_hash + fb::EnumNameVerdict(d->verdict);
+    } else if (e.payload.AsCandidateEvaluated() != nullptr) {
+      ++r.evaluations;
+    } else if (e.payload.AsPairMeasured() != nullptr) {
+      r.evaluations += 2;
+    }
+  };
+  auto result = actors::run_campaign(std::move(prepared.value()), options);
+  if (!result) return result.status();
+  r.seconds = std::chrono::duration<double>(last - first).count();
+  r.decisions = sha256_hex(decisions).substr(0, 12);
+  return r;
+}
+
+// Median seconds per candidate (compile + evaluate) over `calls` calls on `ev`.
+double per_candidate(eval::Evaluator& ev, const problem::Problem& problem, uint32_t calls) {
+  std::vector<double> times;
+  for (uint32_t i = 0; i < calls; ++i) {
+    const std::string hash = problem.seed.hash();  // a worker checks the hash it is given
+    const auto t0 = Clock::now();
+    auto compiled = ev.compile(problem.seed, hash);
+    eval::EvalRequest req;
+    req.candidate = problem.seed;
+    req.candidate_hash = hash;
+    req.settings.rounds = 1;
+    ev.evaluate(req, compiled);
+    times.push_back(since(t0));
+  }
+  return median(times);
+}
+
+}  // namespace
+
+int bench_workers(const BenchWorkersOptions& o) {
+  const fs::path arc_eval = eval::default_worker_path();
+  const fs::path secret = o.work / "worker.secret";
+  if (auto s = eval::write_new_worker_secret(secret); !s) {
+    std::fprintf(stderr, "arc-bench: %s\n", s.message().c_str());
+    return 1;
+  }
+  auto problem = problem::load_problem(o.problem_dir);
+  if (!problem) {
+    std::fprintf(stderr, "arc-bench: %s\n", problem.status().message().c_str());
+    return 1;
+  }
+  auto start = [&](double seconds, const std::string& name) {
+    return eval::ServeProcess::start(
+        arc_eval, "127.0.0.1:0",
+        {"--backend", "synthetic", "--synthetic-seconds", std::to_string(seconds), "--secret-file",
+         secret.string(), "--sandbox", "off", "--cache", (o.work / ("cache-" + name)).string()},
+        o.work / (name + ".stderr"));
+  };
+
+  std::printf("# KernelArc scale-out benchmark: synthetic workers on 127.0.0.1\n");
+  // 1. Overhead of a remote worker per candidate.
+  auto instant = start(0, "instant");
+  if (!instant) {
+    std::fprintf(stderr, "arc-bench: %s\n", instant.status().message().c_str());
+    return 1;
+  }
+  eval::RemoteEvaluatorOptions ro;
+  ro.endpoint = instant.value()->endpoint();
+  auto secret_text = eval::read_worker_secret(secret);
+  ro.secret = secret_text.value();
+  auto remote = eval::make_remote_evaluator(problem.value(), ro);
+  if (!remote) {
+    std::fprintf(stderr, "arc-bench: %s\n", remote.status().message().c_str());
+    return 1;
+  }
+  auto local = eval::make_synthetic_evaluator(problem.value(), 0);
+  per_candidate(*remote.value(), problem.value(), 20);  // warm up both
+  per_candidate(*local, problem.value(), 20);
+  const double t_remote = per_candidate(*remote.value(), problem.value(), o.overhead_calls);
+  if (auto s = remote.value()->availability(); !s) {
+    std::fprintf(stderr, "arc-bench: %s\n", s.message().c_str());
+    return 1;
+  }
+  const double t_local = per_candidate(*local, problem.value(), o.overhead_calls);
+  std::printf(
+      "remote_overhead_per_candidate_ms %.3f (compile + evaluate round trips, median of %u: "
+      "remote %.3f ms, local %.3f ms; %zu workloads)\n",
+      1e3 * (t_remote - t_local), o.overhead_calls, 1e3 * t_remote, 1e3 * t_local,
+      problem->workloads.size());
+  remote.value().reset();
+  instant.value().reset();
+
+  // 2. Throughput on 1, 2, 4, 8 workers.
+  std::vector<std::unique_ptr<eval::ServeProcess>> workers;
+  for (uint32_t i = 0; i < o.max_workers; ++i) {
+    auto w = start(o.eval_seconds, "w" + std::to_string(i));
+    if (!w) {
+      std::fprintf(stderr, "arc-bench: %s\n", w.status().message().c_str());
+      return 1;
+    }
+    workers.push_back(std::move(w.value()));
+  }
+  const fs::path campaign = write_campaign(o.work, o.problem_dir, o.candidates);
+  std::printf("evaluation_seconds %.3f, budget %u candidates, 8 agents, lockstep, paired\n",
+              o.eval_seconds, o.candidates);
+  std::printf("%8s %10s %11s %9s %10s %8s %10s %9s\n", "workers", "candidates", "evaluations",
+              "seconds", "cand/s", "speedup", "efficiency", "decisions");
+  double base_rate = 0;
+  for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
+    std::string list;
+    for (uint32_t i = 0; i < n; ++i) {
+      list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
+    }
+    auto r = run_campaign_on(o, campaign, list, secret, "run-" + std::to_string(n));
+    if (!r) {
+      std::fprintf(stderr, "arc-bench: %u workers: %s\n", n, r.status().message().c_str());
+      return 1;
+    }
+    const double rate = r->seconds > 0 ? r->candidates / r->seconds : 0;
+    if (n == 1) base_rate = rate;
+    const double speedup = base_rate > 0 ? rate / base_rate : 0;
+    std::printf("%8u %10u %11u %9.2f %10.2f %8.2f %10.3f %9s\n", n, r->candidates, r->evaluations,
+                r->seconds, rate, speedup, speedup / n, r->decisions.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace arc::tools

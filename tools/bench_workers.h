@@ -1,0 +1,27 @@
+#pragma once
+// arc-bench --workers: the scale-out benchmark (docs/performance.md, "Workers"). Starts
+// `arc-eval --serve` workers on 127.0.0.1 with the synthetic backend (a fixed wall time per
+// evaluation, eval/synthetic_evaluator.h) and prints
+//   1. the per-candidate overhead of a remote worker: the compile and evaluate round trips of a
+//      candidate to a worker whose evaluations take no time, against the same calls on a local
+//      synthetic evaluator;
+//   2. candidates per second of one lockstep campaign (8 agents, paired decisions) on 1, 2, 4
+//      and 8 such workers, with the speed-up over one worker and the efficiency (speed-up / N),
+//      and whether every run made the same decisions (it must: equal measurements).
+#include <cstdint>
+#include <filesystem>
+
+namespace arc::tools {
+
+struct BenchWorkersOptions {
+  std::filesystem::path work;         // scratch folder (exists)
+  std::filesystem::path problem_dir;  // a host problem (the campaign's; nothing is compiled)
+  double eval_seconds = 0.25;         // synthetic wall time per evaluation
+  uint32_t candidates = 48;           // campaign budget
+  uint32_t max_workers = 8;
+  uint32_t overhead_calls = 200;
+};
+
+int bench_workers(const BenchWorkersOptions& options);
+
+}  // namespace arc::tools
