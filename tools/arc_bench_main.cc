@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
   if (workers) {
     arc::tools::BenchWorkersOptions wo;
     wo.work = work;
-    wo.problem_dir = arc::arc_home() / "problems/host/softmax";
+    wo.problem_dir = arc::arc_home() / "problems/gpu/gemm_bf16";
     wo.eval_seconds = eval_seconds;
     wo.max_workers = max_workers;
     if (candidates != 200) wo.candidates = candidates;

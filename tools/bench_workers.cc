@@ -28,18 +28,20 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The campaign every throughput run uses: the problem's, with 8 builtin agents (two per skill)
-// so that a lockstep round has work for 8 workers, and the default paired decisions.
-fs::path write_campaign(const fs::path& work, const fs::path& problem_dir, uint32_t budget) {
-  const fs::path file = work / "campaign.toml";
+// The campaign a throughput run uses: the problem with 16 builtin agents (four per skill), so
+// that 8 workers always have work queued, in `mode`, with `pairs` pairs per paired decision
+// (0: decisions from the evaluation alone, one evaluation per candidate).
+fs::path write_campaign(const fs::path& work, const fs::path& problem_dir, uint32_t budget,
+                        const std::string& mode, uint32_t pairs) {
+  const fs::path file = work / ("campaign-" + mode + "-" + std::to_string(pairs) + ".toml");
   std::ofstream out(file);
   out << "[campaign]\nname = \"bench-workers\"\nproblem = \""
       << (problem_dir / "problem.toml").string() << "\"\nskills = \""
-      << (arc_home() / "skills").string() << "\"\nseed = 1\nbudget = " << budget
-      << "\nmode = \"lockstep\"\nglobal_plateau = 0\n\n[evaluation]\nrounds = 1\n"
-         "warmup = 1\nrepetitions = 3\n";
-  const char* skills[] = {"vectorize", "fusion", "precision", "shape-gate"};
-  for (int i = 0; i < 8; ++i) {
+      << (arc_home() / "skills").string() << "\"\nseed = 1\nbudget = " << budget << "\nmode = \""
+      << mode << "\"\nglobal_plateau = 0\n\n[evaluation]\nrounds = 1\nwarmup = 1\nrepetitions = 3\n"
+      << "\n[guard]\npairs = " << pairs << "\n";
+  const char* skills[] = {"tiling", "pipeline", "launch", "model"};
+  for (int i = 0; i < 16; ++i) {
     out << "\n[[agents]]\nname = \"a" << i << "\"\nskill = \"" << skills[i % 4] << "\"\n";
   }
   return file;
@@ -180,28 +182,40 @@ int bench_workers(const BenchWorkersOptions& o) {
     }
     workers.push_back(std::move(w.value()));
   }
-  const fs::path campaign = write_campaign(o.work, o.problem_dir, o.candidates);
-  std::printf("evaluation_seconds %.3f, budget %u candidates, 8 agents, lockstep, paired\n",
-              o.eval_seconds, o.candidates);
-  std::printf("%8s %10s %11s %9s %10s %8s %10s %9s\n", "workers", "candidates", "evaluations",
-              "seconds", "cand/s", "speedup", "efficiency", "decisions");
-  double base_rate = 0;
-  for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
-    std::string list;
-    for (uint32_t i = 0; i < n; ++i) {
-      list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
+  struct Config {
+    const char* mode;
+    uint32_t pairs;
+    uint32_t budget;
+  };
+  for (const Config& c : {Config{"async", 0, o.candidates}, Config{"lockstep", 0, o.candidates},
+                          Config{"async", 10, o.candidates / 2}}) {
+    const fs::path campaign = write_campaign(o.work, o.problem_dir, c.budget, c.mode, c.pairs);
+    std::printf("\n%s, %s, evaluation %.3f s, budget %u candidates, 16 agents\n", c.mode,
+                c.pairs == 0 ? "unpaired (one evaluation per candidate)"
+                             : "paired (10 pairs per would-be KEEP)",
+                o.eval_seconds, c.budget);
+    std::printf("%8s %10s %11s %9s %10s %8s %10s %9s\n", "workers", "candidates", "evaluations",
+                "seconds", "cand/s", "speedup", "efficiency", "decisions");
+    double base_rate = 0;
+    for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
+      std::string list;
+      for (uint32_t i = 0; i < n; ++i) {
+        list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
+      }
+      auto r = run_campaign_on(
+          o, campaign, list, secret,
+          std::string("run-") + c.mode + "-" + std::to_string(c.pairs) + "-" + std::to_string(n));
+      if (!r) {
+        std::fprintf(stderr, "arc-bench: %u workers: %s\n", n, r.status().message().c_str());
+        return 1;
+      }
+      const double rate = r->seconds > 0 ? r->candidates / r->seconds : 0;
+      if (n == 1) base_rate = rate;
+      const double speedup = base_rate > 0 ? rate / base_rate : 0;
+      std::printf("%8u %10u %11u %9.2f %10.2f %8.2f %10.3f %9s\n", n, r->candidates, r->evaluations,
+                  r->seconds, rate, speedup, speedup / n, r->decisions.c_str());
+      std::fflush(stdout);
     }
-    auto r = run_campaign_on(o, campaign, list, secret, "run-" + std::to_string(n));
-    if (!r) {
-      std::fprintf(stderr, "arc-bench: %u workers: %s\n", n, r.status().message().c_str());
-      return 1;
-    }
-    const double rate = r->seconds > 0 ? r->candidates / r->seconds : 0;
-    if (n == 1) base_rate = rate;
-    const double speedup = base_rate > 0 ? rate / base_rate : 0;
-    std::printf("%8u %10u %11u %9.2f %10.2f %8.2f %10.3f %9s\n", n, r->candidates, r->evaluations,
-                r->seconds, rate, speedup, speedup / n, r->decisions.c_str());
-    std::fflush(stdout);
   }
   return 0;
 }

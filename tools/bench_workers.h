@@ -5,9 +5,11 @@
 //   1. the per-candidate overhead of a remote worker: the compile and evaluate round trips of a
 //      candidate to a worker whose evaluations take no time, against the same calls on a local
 //      synthetic evaluator;
-//   2. candidates per second of one lockstep campaign (8 agents, paired decisions) on 1, 2, 4
-//      and 8 such workers, with the speed-up over one worker and the efficiency (speed-up / N),
-//      and whether every run made the same decisions (it must: equal measurements).
+//   2. candidates per second of a campaign (16 builtin agents on the Hopper GEMM problem, whose
+//      space has room for them) on 1, 2, 4 and 8 such workers, with the speed-up over one worker
+//      and the efficiency (speed-up / N): async and lockstep with one evaluation per candidate,
+//      and async with paired decisions; a hash of the decisions shows that lockstep runs decide
+//      alike on any number of workers (async ones need not).
 #include <cstdint>
 #include <filesystem>
 
@@ -15,9 +17,9 @@ namespace arc::tools {
 
 struct BenchWorkersOptions {
   std::filesystem::path work;         // scratch folder (exists)
-  std::filesystem::path problem_dir;  // a host problem (the campaign's; nothing is compiled)
+  std::filesystem::path problem_dir;  // the campaign's problem (nothing is compiled or run)
   double eval_seconds = 0.25;         // synthetic wall time per evaluation
-  uint32_t candidates = 48;           // campaign budget
+  uint32_t candidates = 96;           // campaign budget (paired: half)
   uint32_t max_workers = 8;
   uint32_t overhead_calls = 200;
 };
