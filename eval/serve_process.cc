@@ -52,18 +52,39 @@ Result<std::unique_ptr<ServeProcess>> ServeProcess::start(const std::filesystem:
   auto endpoint = parse_worker_endpoint(line.substr(prefix.size(), space - prefix.size()));
   if (!endpoint) return endpoint.status();
   w->endpoint_ = endpoint.value();
+  w->line_ = line.substr(0, line.find('\n'));
   return w;
 }
 
-ServeProcess::~ServeProcess() { stop(SIGKILL); }
+ServeProcess::~ServeProcess() { terminate(10); }
 
-bool ServeProcess::stop(int signal) {
-  if (pid_ <= 0) return false;
+int ServeProcess::stop(int signal) {
+  if (pid_ <= 0) return -1;
   ::kill(pid_, signal);
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
-  return true;
+  return status;
+}
+
+void ServeProcess::terminate(double grace_s) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      break;
+    }
+    ::usleep(10000);
+  }
+  kill_hard();
+}
+
+void ServeProcess::kill_hard() {
+  if (pid_ > 0) kill_and_reap(pid_);
+  pid_ = -1;
 }
 
 std::string ServeProcess::stderr_text() const {

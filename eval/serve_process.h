@@ -24,14 +24,20 @@ class ServeProcess {
                                                      const std::vector<std::string>& args,
                                                      const std::filesystem::path& stderr_file,
                                                      double timeout_s = 60);
-  ~ServeProcess();  // SIGKILLs and reaps the worker if it still runs
+  ~ServeProcess();  // terminate(10) if it still runs
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   const RemoteEndpoint& endpoint() const { return endpoint_; }
-  pid_t pid() const { return pid_; }
-  // Sends `signal` and reaps the worker; true when it was running.
-  bool stop(int signal);
+  const std::string& line() const { return line_; }  // the "serving on" line
+  pid_t pid() const { return pid_; }                 // -1 once stopped
+  // Sends `signal` and reaps the worker; its wait status (-1 when it was not running).
+  int stop(int signal);
+  // SIGTERM (it removes its private folders), then SIGKILL to its process group after
+  // `grace_s`; reaped.
+  void terminate(double grace_s);
+  // SIGKILL to it and everything it started; reaped.
+  void kill_hard();
   // What it wrote to stderr so far.
   std::string stderr_text() const;
 
@@ -39,6 +45,7 @@ class ServeProcess {
   ServeProcess() = default;
   pid_t pid_ = -1;
   RemoteEndpoint endpoint_;
+  std::string line_;
   std::filesystem::path stderr_file_;
 };
 

@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "eval/subprocess.h"
 #include "eval/worker_secret.h"
 #include "problem/problem.h"
 #include "tests/eval/process_tree.h"
