@@ -29,7 +29,7 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
   // One for all the workers: they may measure one candidate at once.
   const std::shared_ptr<eval::QuarantineLedger> ledger =
       quarantine_dir.empty() ? nullptr : eval::open_quarantine(quarantine_dir);
-  std::string unreachable;
+  std::string unreachable, refused;
   for (const auto& spec : specs) {
     CampaignWorker w;
     w.name = spec.name;
@@ -59,6 +59,8 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
       if (made) {
         w.owned = std::move(made.value());
         w.evaluator = w.owned.get();
+      } else if (made.status().code() == Status::Code::kInvalidArgument) {
+        refused += "\n  " + spec.name + ": " + made.status().message();
       } else {
         w.unreachable = made.status().message();
         unreachable += "\n  " + spec.name + ": " + w.unreachable;
@@ -69,6 +71,10 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
       }
     }
     out.workers.push_back(std::move(w));
+  }
+  // Wrong credentials, or a worker that cannot take the problem: waiting will not mend it.
+  if (!refused.empty()) {
+    return Status::invalid_argument("workers refused the run (check --worker-secret):" + refused);
   }
   const CampaignWorker* first = nullptr;
   for (const auto& w : out.workers) {

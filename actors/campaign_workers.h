@@ -1,7 +1,8 @@
 #pragma once
 // The workers of a run, opened before its campaign starts (actors/campaign_runner.h): each
 // local worker's evaluator built, each remote worker connected, every measuring one wrapped in
-// the run's quarantine (eval/quarantine.h). A local worker that cannot be built fails the run; a
+// the run's quarantine (eval/quarantine.h). A local worker that cannot be built fails the run,
+// and so do remote ones that refuse it (wrong credentials: kInvalidArgument, each named); a
 // remote one that cannot be reached is kept, unconnected, for the guard to reach later (it
 // joins when it answers), unless no worker at all can be reached. The connected workers must
 // share one device model and never share a device.

@@ -223,6 +223,11 @@ void admit(guard_actor self, CampaignContext* ctx, size_t i, const connect_outco
   auto& st = self->state;
   auto& s = st.slots[i];
   s.retrying = false;
+  if (!o.error.empty() && o.refused) {
+    s.at = worker_slot::status::refused;  // its credentials will not change by waiting
+    note_change(self, ctx, i, "refused", o.error);
+    return;
+  }
   if (!o.error.empty()) {
     if (s.at == worker_slot::status::reaching) s.at = worker_slot::status::lost;
     schedule_retry(self, i);
@@ -264,7 +269,9 @@ void reach(guard_actor self, CampaignContext* ctx, size_t i) {
   self->request(s.actor, caf::infinite, reach_atom_v)
       .then([self, ctx, i](connect_outcome& o) { admit(self, ctx, i, o); },
             [self, ctx, i](caf::error& err) {
-              admit(self, ctx, i, connect_outcome{self->system().render(err), "", "", ""});
+              connect_outcome o;
+              o.error = self->system().render(err);
+              admit(self, ctx, i, o);
             });
 }
 

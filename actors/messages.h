@@ -108,6 +108,7 @@ struct peaks_outcome {
 // A worker slot's (re)connection: error empty when it is connected, with its device.
 struct connect_outcome {
   std::string error;
+  bool refused = false;  // the worker refused us (credentials): trying again will not help
   std::string device, device_model, device_key;
 };
 

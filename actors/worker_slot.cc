@@ -147,6 +147,7 @@ connect_outcome reach(slot_state& st) {
     if (!made) {
       w.unreachable = made.status().message();
       out.error = w.unreachable;
+      out.refused = made.status().code() == Status::Code::kInvalidArgument;
       return out;
     }
     w.owned = std::move(made.value());
@@ -156,6 +157,7 @@ connect_outcome reach(slot_state& st) {
   } else if (Status s = w.evaluator->availability(); !s) {
     if (Status r = w.evaluator->reconnect(); !r) {
       out.error = r.message();
+      out.refused = r.code() == Status::Code::kInvalidArgument;
       return out;
     }
     st.compiled.clear();

@@ -377,16 +377,22 @@ class RemoteEvaluator final : public Evaluator {
     const std::string expected =
         remote_worker_proof(options_.secret, client_nonce.value(), worker_nonce);
     if (!is_remote_nonce(worker_nonce) || !constant_time_equal(expected, worker_proof)) {
-      return Status::unavailable(at +
-                                 "authentication failed: the worker did not prove that it holds "
-                                 "the shared secret (another secret, or not a KernelArc worker)");
+      return Status::invalid_argument(
+          at +
+          "authentication failed: the worker did not prove that it holds the shared secret "
+          "(another secret, or not a KernelArc worker)");
     }
     std::string token;
     failed = ask(
         options_.connect_timeout_s, [&token](std::string& t) { token = std::move(t); },
         login_atom_v, worker_nonce,
         remote_client_proof(options_.secret, worker_nonce, client_nonce.value()));
-    if (failed) return Status::unavailable(at + "login: " + failed->why);
+    if (failed) {
+      // A refused proof is a credential to fix, not a fault that passes.
+      const bool refused = failed->why.find("authentication") != std::string::npos;
+      return refused ? Status::invalid_argument(at + "login: " + failed->why)
+                     : Status::unavailable(at + "login: " + failed->why);
+    }
     token_ = std::move(token);
     auto text = attach_json(problem_);
     if (!text) return Status::invalid_argument(at + text.status().message());

@@ -38,8 +38,9 @@ struct RemoteEvaluatorOptions {
 
 // Connects to the worker, authenticates and attaches `problem` (problem.files relative to
 // problem.dir, the bytes its hash covers). Fails with a Status naming the endpoint and what
-// went wrong ("authentication failed: ..." for a worker or a secret that does not prove the
-// secret).
+// went wrong: kInvalidArgument for what waiting will not mend ("authentication failed: ..." for
+// a worker or a secret that does not prove the secret, a problem it cannot take), kUnavailable
+// for a worker that cannot be reached or answered nothing.
 Result<std::unique_ptr<Evaluator>> make_remote_evaluator(const problem::Problem& problem,
                                                          RemoteEvaluatorOptions options);
 

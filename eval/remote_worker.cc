@@ -275,7 +275,12 @@ caf::behavior remote_worker(WorkerActor* self, std::shared_ptr<WorkerSetup> setu
         auto req = parse_evaluate_request(text);
         if (!req) return refuse(self, "evaluate", req.status().message());
         const fb::CompileFinishedT& c = compiled(*ap, req->candidate, req->candidate_hash);
-        return frame_of(ap->evaluator->evaluate(req.value(), c));
+        fb::CandidateEvaluatedT e = ap->evaluator->evaluate(req.value(), c);
+        // The request's, as a local guard records them (a replay backend answers with the
+        // recorded run's seed).
+        e.candidate_hash = req->candidate_hash;
+        e.input_seed = req->input_seed;
+        return frame_of(std::move(e));
       },
   };
 }

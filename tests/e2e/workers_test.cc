@@ -10,6 +10,7 @@
 
 #include "replay/summary.h"
 #include "tests/e2e/arcd_process.h"
+#include "tests/remote/worker_process.h"
 #include "tests/scratch.h"
 
 namespace arc {
@@ -106,6 +107,41 @@ TEST(Workers, LockstepOnThreeWorkersDecidesAsOnOne) {
     }
   }
   EXPECT_TRUE(named);
+  auto v = run_process({kArcReplay.string(), "verify", three.string()});
+  EXPECT_EQ(v.code, 0) << v.out << v.err;
+}
+
+// Three remote workers answering from the same recorded measurements (arc-eval --serve
+// --backend replay), over caf::io with their secret: the campaign equals the one-worker run.
+TEST(Workers, ThreeRemoteReplayWorkersDecideAsOneLocalWorker) {
+  const fs::path secret = testing::new_secret_file("workers-secret");
+  ASSERT_FALSE(secret.empty());
+  std::vector<std::unique_ptr<testing::WorkerProcess>> workers;
+  std::string list;
+  for (int i = 0; i < 3; ++i) {
+    std::string why;
+    auto w =
+        testing::WorkerProcess::start(secret, scratch("cache-" + std::to_string(i)), 0, &why,
+                                      {"--backend", "replay", "--replay", kMeasurements.string()});
+    ASSERT_NE(w, nullptr) << why;
+    list += (list.empty() ? "" : ",") + w->endpoint().text();
+    workers.push_back(std::move(w));
+  }
+  const fs::path one = scratch("remote-one"), three = scratch("remote-three");
+  auto a = run_on(one, "local");
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto b = run_process({kArcd.string(), "run", kCampaign.string(), "--run-dir", three.string(),
+                        "--budget", "16", "--mode", "lockstep", "--quiet", "--workers", list,
+                        "--worker-secret", secret.string()});
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto log_three = log_of(three);
+  EXPECT_EQ(trajectory(log_of(one)), trajectory(log_three));
+  std::set<std::string> used;
+  for (const auto& e : log_three) {
+    if (const auto* ev = e.payload.AsCandidateEvaluated()) used.insert(ev->worker);
+  }
+  EXPECT_EQ(used.size(), 3u);
+  for (const auto& w : workers) EXPECT_EQ(used.count(w->endpoint().text()), 1u);
   auto v = run_process({kArcReplay.string(), "verify", three.string()});
   EXPECT_EQ(v.code, 0) << v.out << v.err;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <signal.h>
 
@@ -27,17 +28,19 @@ inline std::filesystem::path new_secret_file(const std::string& name) {
 // A worker for a test: eval::ServeProcess with the tests' arguments.
 class WorkerProcess {
  public:
-  // Starts `arc-eval --serve 127.0.0.1:PORT --backend host --secret-file F --sandbox off
-  // --cache DIR` and waits for its "serving on" line; null (with `why`) when it never came.
+  // Starts `arc-eval --serve 127.0.0.1:PORT <backend> --secret-file F --sandbox off --cache DIR`
+  // and waits for its "serving on" line; null (with `why`) when it never came.
   static std::unique_ptr<WorkerProcess> start(const std::filesystem::path& secret_file,
                                               const std::filesystem::path& cache_dir, uint16_t port,
-                                              std::string* why) {
+                                              std::string* why,
+                                              const std::vector<std::string>& backend = {
+                                                  "--backend", "host"}) {
     const std::filesystem::path log = scratch_path(
         "remote", "worker-" + std::to_string(port) + "-" + std::to_string(counter()++) + ".stderr");
-    auto p = eval::ServeProcess::start(kArcEval, "127.0.0.1:" + std::to_string(port),
-                                       {"--backend", "host", "--secret-file", secret_file.string(),
-                                        "--sandbox", "off", "--cache", cache_dir.string()},
-                                       log);
+    std::vector<std::string> args = backend;
+    args.insert(args.end(), {"--secret-file", secret_file.string(), "--sandbox", "off", "--cache",
+                             cache_dir.string()});
+    auto p = eval::ServeProcess::start(kArcEval, "127.0.0.1:" + std::to_string(port), args, log);
     if (!p) {
       *why = p.status().to_string();
       return nullptr;
