@@ -9,7 +9,7 @@
 // its candidate reaches the front, so the log's order, and every decision, is the one a single
 // worker gives (lockstep with equal measurements: identical). The pairs of a paired decision
 // that may still be needed (GuardCore::remaining_pairs) run at once on idle workers, before the
-// evaluations of later candidates, also for candidates behind the front (pair_batch below), and
+// evaluations of later candidates, also for candidates behind the front (PairBatch below), and
 // are logged in index order as the core asks for each at the front; those it no longer asks for
 // are dropped unlogged. Both sides of a pair run on one worker, and timings are never
 // compared across device models, because a worker whose model is not the campaign's is
@@ -43,10 +43,10 @@ namespace {
 constexpr auto kRetrySeconds = std::chrono::seconds(1);
 
 // A candidate's evaluation on the way: not started, on a worker, or back.
-struct work_state {
-  enum class phase { idle, running, done };
-  phase at = phase::idle;
-  eval_outcome result;
+struct WorkState {
+  enum class Phase { kIdle, kRunning, kDone };
+  Phase at = Phase::kIdle;
+  EvalOutcome result;
   size_t slot = 0;  // the worker that measured it
 };
 
@@ -56,26 +56,26 @@ struct guard_item {
   std::shared_ptr<verdict_list> list;  // set for lockstep rounds
   std::shared_ptr<size_t> remaining;
   size_t index = 0;
-  std::shared_ptr<work_state> work = std::make_shared<work_state>();
+  std::shared_ptr<WorkState> work = std::make_shared<WorkState>();
 };
 
-struct worker_slot {
+struct WorkerSlot {
   std::string name;
   caf::actor actor;
   bool local = true;
-  enum class status { reaching, live, lost, refused };
-  status at = status::reaching;
+  enum class Reach { kReaching, kLive, kLost, kRefused };
+  Reach at = Reach::kReaching;
   bool busy = false;
   bool retrying = false;  // a retry is scheduled or under way
   std::string device, model, key;
 };
 
 // One pair the front candidate's decision may need.
-struct pair_work {
-  pair_job job;
-  enum class phase { idle, running, done };
-  phase at = phase::idle;
-  pair_outcome result;
+struct PairWork {
+  PairJob job;
+  enum class Phase { kIdle, kRunning, kDone };
+  Phase at = Phase::kIdle;
+  PairOutcome result;
   size_t slot = 0;
 };
 
@@ -85,14 +85,14 @@ struct pair_work {
 // evaluated, when no earlier queued candidate is its agent's (only those could change the
 // incumbent it is paired with); at the front the batch is checked against the core and made
 // again if the incumbent differs.
-struct pair_batch {
+struct PairBatch {
   uint64_t id = 0;  // outcomes of a replaced batch are dropped
   std::string candidate_hash, incumbent_hash;
   size_t prefer = 0;  // the worker that evaluated the candidate
   fb::CandidateEvaluatedT evaluation;
-  uint64_t eval_seq = 0;                // set at the front
-  std::map<uint32_t, pair_work> pairs;  // by index
-  std::optional<uint32_t> waiting;      // the index settle() waits for
+  uint64_t eval_seq = 0;               // set at the front
+  std::map<uint32_t, PairWork> pairs;  // by index
+  std::optional<uint32_t> waiting;     // the index settle() waits for
 };
 
 struct guard_state {
@@ -109,9 +109,9 @@ struct guard_state {
   // Every proposed candidate's canonical form (pairs measure incumbents again from it).
   std::map<std::string, std::string> canonicals;
   // The workers. `fallback` holds the one worker of a campaign given a single evaluator.
-  std::vector<worker_slot> slots;
+  std::vector<WorkerSlot> slots;
   std::deque<CampaignWorker> fallback;
-  std::map<std::string, pair_batch> batches;  // by candidate hash
+  std::map<std::string, PairBatch> batches;  // by candidate hash
   uint64_t batch_ids = 0;
   std::vector<caf::response_promise> peaks_waiting;
   bool peaks_running = false;
@@ -142,14 +142,14 @@ void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluated
 
 uint32_t live_workers(const guard_state& st) {
   return static_cast<uint32_t>(std::count_if(st.slots.begin(), st.slots.end(), [](const auto& s) {
-    return s.at == worker_slot::status::live;
+    return s.at == WorkerSlot::Reach::kLive;
   }));
 }
 
 // An idle live worker, `prefer` first; slots.size() when none.
 size_t idle_worker(const guard_state& st, size_t prefer) {
   auto idle = [&st](size_t i) {
-    return i < st.slots.size() && st.slots[i].at == worker_slot::status::live && !st.slots[i].busy;
+    return i < st.slots.size() && st.slots[i].at == WorkerSlot::Reach::kLive && !st.slots[i].busy;
   };
   if (idle(prefer)) return prefer;
   for (size_t i = 0; i < st.slots.size(); ++i) {
@@ -198,7 +198,7 @@ void note_change(guard_actor self, CampaignContext* ctx, size_t i, const std::st
 
 void schedule_retry(guard_actor self, size_t i) {
   auto& s = self->state.slots[i];
-  if (s.retrying || s.at == worker_slot::status::refused) return;
+  if (s.retrying || s.at == WorkerSlot::Reach::kRefused) return;
   s.retrying = true;
   self->delayed_send(self, kRetrySeconds, retry_atom_v, static_cast<uint64_t>(i));
 }
@@ -208,8 +208,8 @@ void worker_lost(guard_actor self, CampaignContext* ctx, size_t i, const std::st
                  const std::string& requeued) {
   auto& s = self->state.slots[i];
   s.busy = false;
-  if (s.at == worker_slot::status::live) {
-    s.at = worker_slot::status::lost;
+  if (s.at == WorkerSlot::Reach::kLive) {
+    s.at = WorkerSlot::Reach::kLost;
     note_change(self, ctx, i, "lost", why, requeued);
   }
   schedule_retry(self, i);
@@ -219,17 +219,17 @@ void serve_peaks(guard_actor self, CampaignContext* ctx);
 
 // A worker answered a reach: admit it if it measures on the campaign's device model and on a
 // device no live worker serves.
-void admit(guard_actor self, CampaignContext* ctx, size_t i, const connect_outcome& o) {
+void admit(guard_actor self, CampaignContext* ctx, size_t i, const ConnectOutcome& o) {
   auto& st = self->state;
   auto& s = st.slots[i];
   s.retrying = false;
   if (!o.error.empty() && o.refused) {
-    s.at = worker_slot::status::refused;  // its credentials will not change by waiting
+    s.at = WorkerSlot::Reach::kRefused;  // its credentials will not change by waiting
     note_change(self, ctx, i, "refused", o.error);
     return;
   }
   if (!o.error.empty()) {
-    if (s.at == worker_slot::status::reaching) s.at = worker_slot::status::lost;
+    if (s.at == WorkerSlot::Reach::kReaching) s.at = WorkerSlot::Reach::kLost;
     schedule_retry(self, i);
     return;
   }
@@ -244,20 +244,20 @@ void admit(guard_actor self, CampaignContext* ctx, size_t i, const connect_outco
   }
   for (size_t j = 0; j < st.slots.size() && refusal.empty(); ++j) {
     if (j != i && !o.device_key.empty() && st.slots[j].key == o.device_key &&
-        st.slots[j].at == worker_slot::status::live) {
+        st.slots[j].at == WorkerSlot::Reach::kLive) {
       refusal = "its device " + o.device_key + " is already measured by worker " +
                 st.slots[j].name + "; two workers on one device would be timed at once";
     }
   }
   if (!refusal.empty()) {
-    s.at = worker_slot::status::refused;
+    s.at = WorkerSlot::Reach::kRefused;
     note_change(self, ctx, i, "refused", refusal);
     return;
   }
   // Workers there from the start are named in CampaignStarted; a join is logged when a worker
   // comes (back) later, so that runs on the same workers log the same events.
-  const bool later = s.at == worker_slot::status::lost;
-  s.at = worker_slot::status::live;
+  const bool later = s.at == WorkerSlot::Reach::kLost;
+  s.at = WorkerSlot::Reach::kLive;
   if (later) note_change(self, ctx, i, "joined", "");
   serve_peaks(self, ctx);
   dispatch(self, ctx);
@@ -267,9 +267,9 @@ void reach(guard_actor self, CampaignContext* ctx, size_t i) {
   auto& s = self->state.slots[i];
   s.retrying = true;
   self->request(s.actor, caf::infinite, reach_atom_v)
-      .then([self, ctx, i](connect_outcome& o) { admit(self, ctx, i, o); },
+      .then([self, ctx, i](ConnectOutcome& o) { admit(self, ctx, i, o); },
             [self, ctx, i](caf::error& err) {
-              connect_outcome o;
+              ConnectOutcome o;
               o.error = self->system().render(err);
               admit(self, ctx, i, o);
             });
@@ -285,7 +285,7 @@ void serve_peaks(guard_actor self, CampaignContext* ctx) {
   st.slots[i].busy = true;
   self->request(st.slots[i].actor, caf::infinite, peaks_atom_v)
       .then(
-          [self, ctx, i](peaks_outcome& o) {
+          [self, ctx, i](PeaksOutcome& o) {
             auto& st = self->state;
             st.peaks_running = false;
             st.slots[i].busy = false;
@@ -357,11 +357,10 @@ void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index);
 
 // A batch of the pairs `proposal` may still need, paired with the agent's incumbent as the core
 // sees it now; empty when it needs none.
-pair_batch make_batch(guard_actor self, CampaignContext* ctx,
-                      const fb::CandidateProposedT& proposal,
-                      const fb::CandidateEvaluatedT& evaluation, uint64_t eval_seq, size_t prefer) {
+PairBatch make_batch(guard_actor self, CampaignContext* ctx, const fb::CandidateProposedT& proposal,
+                     const fb::CandidateEvaluatedT& evaluation, uint64_t eval_seq, size_t prefer) {
   auto& st = self->state;
-  pair_batch b;
+  PairBatch b;
   b.id = ++st.batch_ids;
   b.candidate_hash = proposal.candidate_hash;
   b.prefer = prefer;
@@ -372,7 +371,7 @@ pair_batch make_batch(guard_actor self, CampaignContext* ctx,
   };
   for (const PairRequest& r : st.core->remaining_pairs(proposal, evaluation, eval_seq)) {
     b.incumbent_hash = r.incumbent_hash;
-    pair_work w;
+    PairWork w;
     w.job.candidate_hash = proposal.candidate_hash;
     w.job.incumbent_hash = r.incumbent_hash;
     w.job.candidate_canonical = canonical(proposal.candidate_hash);
@@ -402,12 +401,11 @@ void speculate_pairs(guard_actor self, CampaignContext* ctx) {
       front = false;
       continue;
     }
-    if (!first_of_agent || item.work->at != work_state::phase::done ||
+    if (!first_of_agent || item.work->at != WorkState::Phase::kDone ||
         st.batches.count(proposal.candidate_hash) != 0 || st.core->stopping()) {
       continue;
     }
-    pair_batch b =
-        make_batch(self, ctx, proposal, item.work->result.evaluation, 0, item.work->slot);
+    PairBatch b = make_batch(self, ctx, proposal, item.work->result.evaluation, 0, item.work->slot);
     if (!b.pairs.empty()) st.batches.emplace(proposal.candidate_hash, std::move(b));
   }
 }
@@ -420,27 +418,27 @@ void run_pairs(guard_actor self, CampaignContext* ctx) {
     auto batch = st.batches.find(item.sub.proposal.candidate_hash);
     if (batch == st.batches.end()) continue;
     for (auto& [index, work] : batch->second.pairs) {
-      if (work.at != pair_work::phase::idle) continue;
+      if (work.at != PairWork::Phase::kIdle) continue;
       const size_t i = idle_worker(st, batch->second.prefer);
       if (i == st.slots.size()) return;
-      work.at = pair_work::phase::running;
+      work.at = PairWork::Phase::kRunning;
       work.slot = i;
       st.slots[i].busy = true;
       const std::string hash = batch->first;
       const uint64_t id = batch->second.id;
       const uint32_t at = index;
-      auto done = [self, ctx, hash, id, at, i](pair_outcome& o) {
+      auto done = [self, ctx, hash, id, at, i](PairOutcome& o) {
         auto& st = self->state;
         auto b = st.batches.find(hash);
         const bool current = b != st.batches.end() && b->second.id == id;
         if (!o.lost.empty()) {
           worker_lost(self, ctx, i, o.lost, hash);
-          if (current) b->second.pairs.at(at).at = pair_work::phase::idle;  // to the next worker
+          if (current) b->second.pairs.at(at).at = PairWork::Phase::kIdle;  // to the next worker
         } else {
           st.slots[i].busy = false;
           if (current) {
-            pair_work& w = b->second.pairs.at(at);
-            w.at = pair_work::phase::done;
+            PairWork& w = b->second.pairs.at(at);
+            w.at = PairWork::Phase::kDone;
             w.result = std::move(o);
             if (b->second.waiting == at) log_pair(self, ctx, at);
           }
@@ -448,9 +446,9 @@ void run_pairs(guard_actor self, CampaignContext* ctx) {
         dispatch(self, ctx);
       };
       self->request(st.slots[i].actor, caf::infinite, pair_atom_v, work.job)
-          .then([done](pair_outcome& o) mutable { done(o); },
+          .then([done](PairOutcome& o) mutable { done(o); },
                 [self, done](caf::error& err) mutable {
-                  pair_outcome o;
+                  PairOutcome o;
                   o.lost = self->system().render(err);
                   done(o);
                 });
@@ -462,9 +460,9 @@ void run_pairs(guard_actor self, CampaignContext* ctx) {
 void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
   auto& st = self->state;
   const auto& proposal = st.queue.front().sub.proposal;
-  pair_batch& b = st.batches.at(proposal.candidate_hash);
+  PairBatch& b = st.batches.at(proposal.candidate_hash);
   b.waiting.reset();
-  pair_work& w = b.pairs.at(index);
+  PairWork& w = b.pairs.at(index);
   fb::PairMeasuredT pair = std::move(w.result.pair);
   pair.agent = proposal.agent;
   pair.index = index;
@@ -479,7 +477,7 @@ void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
             // The core must have applied the pair before it says what is next.
             self->state.follower.when(seqs.seqs.back(), [self, ctx] {
               const auto& st = self->state;
-              const pair_batch& b = st.batches.at(st.queue.front().sub.proposal.candidate_hash);
+              const PairBatch& b = st.batches.at(st.queue.front().sub.proposal.candidate_hash);
               settle(self, ctx, b.evaluation, b.eval_seq);
             });
           },
@@ -504,13 +502,13 @@ void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluated
   auto b = st.batches.find(proposal.candidate_hash);
   if (b == st.batches.end() || b->second.incumbent_hash != next->incumbent_hash ||
       b->second.pairs.count(next->index) == 0) {
-    pair_batch made = make_batch(self, ctx, proposal, evaluation, eval_seq, front.work->slot);
+    PairBatch made = make_batch(self, ctx, proposal, evaluation, eval_seq, front.work->slot);
     b = st.batches.insert_or_assign(proposal.candidate_hash, std::move(made)).first;
   }
   if (&evaluation != &b->second.evaluation) b->second.evaluation = evaluation;  // as logged
   b->second.eval_seq = eval_seq;
   b->second.waiting = next->index;
-  if (b->second.pairs.at(next->index).at == pair_work::phase::done) {
+  if (b->second.pairs.at(next->index).at == PairWork::Phase::kDone) {
     log_pair(self, ctx, next->index);
     return;
   }
@@ -522,8 +520,8 @@ void log_evaluation(guard_actor self, CampaignContext* ctx) {
   auto& st = self->state;
   guard_item& front = st.queue.front();
   const auto& proposal = front.sub.proposal;
-  eval_outcome& r = front.work->result;
-  const worker_slot& slot = st.slots[front.work->slot];
+  EvalOutcome& r = front.work->result;
+  const WorkerSlot& slot = st.slots[front.work->slot];
   fb::CompileFinishedT compiled = std::move(r.compiled);
   fb::CandidateEvaluatedT evaluation = std::move(r.evaluation);
   compiled.candidate_hash = proposal.candidate_hash;
@@ -544,15 +542,15 @@ void log_evaluation(guard_actor self, CampaignContext* ctx) {
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
-void evaluated(guard_actor self, CampaignContext* ctx, std::shared_ptr<work_state> work, size_t i,
-               eval_outcome& o, const std::string& hash) {
+void evaluated(guard_actor self, CampaignContext* ctx, const std::shared_ptr<WorkState>& work,
+               size_t i, EvalOutcome& o, const std::string& hash) {
   auto& st = self->state;
   if (!o.lost.empty()) {
-    work->at = work_state::phase::idle;  // back to the queue: the next idle worker takes it
+    work->at = WorkState::Phase::kIdle;  // back to the queue: the next idle worker takes it
     worker_lost(self, ctx, i, o.lost, hash);
   } else {
     st.slots[i].busy = false;
-    work->at = work_state::phase::done;
+    work->at = WorkState::Phase::kDone;
     work->result = std::move(o);
     if (st.front_waiting && !st.queue.empty() && st.queue.front().work == work) {
       st.front_waiting = false;
@@ -565,7 +563,7 @@ void evaluated(guard_actor self, CampaignContext* ctx, std::shared_ptr<work_stat
 void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, size_t i) {
   auto& st = self->state;
   const auto& proposal = item.sub.proposal;
-  eval_job job;
+  EvalJob job;
   job.hash = proposal.candidate_hash;
   job.canonical = proposal.canonical;
   job.input_seed = seed_for(ctx->config.seed, hash_prefix(proposal.candidate_hash), 0x5eed);
@@ -573,15 +571,15 @@ void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, 
   if (auto pre = st.precompiled.find(job.hash); pre != st.precompiled.end()) {
     job.precompiled = pre->second;
   }
-  item.work->at = work_state::phase::running;
+  item.work->at = WorkState::Phase::kRunning;
   item.work->slot = i;
   st.slots[i].busy = true;
   auto work = item.work;
   const std::string hash = job.hash;
   self->request(st.slots[i].actor, caf::infinite, evaluate_atom_v, std::move(job))
-      .then([self, ctx, work, i, hash](eval_outcome& o) { evaluated(self, ctx, work, i, o, hash); },
+      .then([self, ctx, work, i, hash](EvalOutcome& o) { evaluated(self, ctx, work, i, o, hash); },
             [self, ctx, work, i, hash](caf::error& err) {
-              eval_outcome o;
+              EvalOutcome o;
               o.lost = self->system().render(err);
               evaluated(self, ctx, work, i, o, hash);
             });
@@ -602,7 +600,7 @@ void dispatch(guard_actor self, CampaignContext* ctx) {
     const bool within_budget =
         proposal.agent == kCampaignActor || st.core->decided() + place < budget;
     ++place;
-    if (item.work->at != work_state::phase::idle || !first) continue;
+    if (item.work->at != WorkState::Phase::kIdle || !first) continue;
     if (st.core->stopping() || !within_budget) break;
     if (st.core->earlier_evaluation(proposal.candidate_hash)) continue;
     const size_t i = idle_worker(st, 0);
@@ -626,7 +624,7 @@ void process(guard_actor self, CampaignContext* ctx) {
       return;
     }
   }
-  if (front.work->at == work_state::phase::done) {
+  if (front.work->at == WorkState::Phase::kDone) {
     log_evaluation(self, ctx);
     return;
   }
@@ -695,7 +693,7 @@ void spawn_slots(guard_actor self, CampaignContext* ctx) {
     workers.push_back(&w);
   }
   for (CampaignWorker* w : workers) {
-    worker_slot s;
+    WorkerSlot s;
     s.name = w->name;
     s.local = w->local;
     s.actor = spawn_worker_slot(self->system(), w, &ctx->problem, ctx->detached_guard);
@@ -767,7 +765,7 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
         [self, ctx](retry_atom, uint64_t i) {
           auto& s = self->state.slots.at(i);
           s.retrying = false;
-          if (s.at == worker_slot::status::lost || s.at == worker_slot::status::reaching) {
+          if (s.at == WorkerSlot::Reach::kLost || s.at == WorkerSlot::Reach::kReaching) {
             reach(self, ctx, i);
           }
         },

@@ -71,7 +71,7 @@ struct peaks_msg {
 // Guard <-> worker slot (actors/worker_slot.h). `lost` non-empty: the worker was lost on the
 // way (disconnected, crashed, stopped answering); the rest of the answer is not the candidate's
 // and the guard sends the work elsewhere.
-struct eval_job {
+struct EvalJob {
   std::string hash;
   std::string canonical;
   uint64_t input_seed = 0;
@@ -80,13 +80,13 @@ struct eval_job {
   std::shared_ptr<const fb::CompileFinishedT> precompiled;
 };
 
-struct eval_outcome {
+struct EvalOutcome {
   fb::CompileFinishedT compiled;
   fb::CandidateEvaluatedT evaluation;
   std::string lost;
 };
 
-struct pair_job {
+struct PairJob {
   std::string candidate_hash, candidate_canonical;
   std::string incumbent_hash, incumbent_canonical;
   bool candidate_first = false;
@@ -94,19 +94,19 @@ struct pair_job {
   eval::EvalSettings settings;
 };
 
-struct pair_outcome {
+struct PairOutcome {
   fb::PairMeasuredT pair;
   std::string lost;
 };
 
-struct peaks_outcome {
+struct PeaksOutcome {
   fb::PeaksMeasuredT peaks;
   std::string error;  // the peaks could not be measured (not a lost worker)
   std::string lost;
 };
 
 // A worker slot's (re)connection: error empty when it is connected, with its device.
-struct connect_outcome {
+struct ConnectOutcome {
   std::string error;
   bool refused = false;  // the worker refused us (credentials): trying again will not help
   std::string device, device_model, device_key;
@@ -125,12 +125,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(arc, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(arc, (arc::actors::verdict_msg))
   CAF_ADD_TYPE_ID(arc, (arc::actors::verdict_list))
   CAF_ADD_TYPE_ID(arc, (arc::actors::peaks_msg))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::eval_job))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::eval_outcome))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::pair_job))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::pair_outcome))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::peaks_outcome))
-  CAF_ADD_TYPE_ID(arc, (arc::actors::connect_outcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::EvalJob))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::EvalOutcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::PairJob))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::PairOutcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::PeaksOutcome))
+  CAF_ADD_TYPE_ID(arc, (arc::actors::ConnectOutcome))
   CAF_ADD_ATOM(arc, arc::actors, append_atom, "append")
   CAF_ADD_ATOM(arc, arc::actors, subscribe_atom, "subscribe")
   CAF_ADD_ATOM(arc, arc::actors, propose_atom, "propose")
@@ -159,9 +159,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::submission_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::verdict_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::verdict_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::peaks_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::eval_job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::eval_outcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::pair_job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::pair_outcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::peaks_outcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::connect_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::EvalJob)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::EvalOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::PairJob)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::PairOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::PeaksOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(arc::actors::ConnectOutcome)

@@ -89,18 +89,6 @@ Result<std::string> fetch(const ArtifactSource& artifacts, const std::string& ha
   return blob;
 }
 
-Status write_file(const fs::path& path, const std::string& bytes) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    return Status::io_error("cannot create " + path.parent_path().string() + ": " + ec.message());
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-  out.close();
-  if (!out) return Status::io_error("cannot write " + path.string());
-  return Status::ok();
-}
-
 // The log's copy of the problem, written under `root` (problem/problem_copy.h). Returns the
 // problem folder.
 Result<fs::path> write_problem_copy(const RunInputsManifest& m, const fs::path& root,
@@ -121,7 +109,7 @@ Result<fs::path> write_skills_copy(const RunInputsManifest& m, const fs::path& r
   for (const auto& [path, hash] : m.skill_files) {
     auto bytes = fetch(artifacts, hash, "skill file " + (fs::path(m.skills_dir) / path).string());
     if (!bytes) return bytes.status();
-    if (auto s = write_file(dir / path, bytes.value()); !s) return s;
+    if (auto s = problem::write_file_bytes(dir / path, bytes.value()); !s) return s;
   }
   return dir;
 }

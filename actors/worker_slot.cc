@@ -9,7 +9,7 @@
 namespace arc::actors {
 namespace {
 
-struct slot_state {
+struct SlotState {
   CampaignWorker* worker = nullptr;
   const problem::Problem* problem = nullptr;
   // This worker's compiles, by candidate hash: a paired candidate or incumbent is compiled once.
@@ -17,7 +17,7 @@ struct slot_state {
   static inline const char* name = "arc.worker_slot";
 };
 
-using slot_actor = caf::stateful_actor<slot_state>*;
+using SlotActor = caf::stateful_actor<SlotState>*;
 
 // Why the worker is gone, or empty while it answers.
 std::string lost_reason(const CampaignWorker& w) {
@@ -28,7 +28,7 @@ std::string lost_reason(const CampaignWorker& w) {
 
 // The candidate `hash` compiled on this worker: the guard's compile when it was made in this
 // process and the worker is local, else this worker's own (kept for later pairs).
-const fb::CompileFinishedT& compile_on(slot_state& st, const problem::Candidate& c,
+const fb::CompileFinishedT& compile_on(SlotState& st, const problem::Candidate& c,
                                        const std::string& hash,
                                        const std::shared_ptr<const fb::CompileFinishedT>& pre) {
   auto it = st.compiled.find(hash);
@@ -38,8 +38,8 @@ const fb::CompileFinishedT& compile_on(slot_state& st, const problem::Candidate&
   return st.compiled.emplace(hash, std::move(made)).first->second;
 }
 
-eval_outcome evaluate(slot_state& st, const eval_job& job) {
-  eval_outcome out;
+EvalOutcome evaluate(SlotState& st, const EvalJob& job) {
+  EvalOutcome out;
   if (std::string why = lost_reason(*st.worker); !why.empty()) {
     out.lost = why;
     return out;
@@ -76,8 +76,8 @@ eval_outcome evaluate(slot_state& st, const eval_job& job) {
 
 // A pair of a paired decision on this worker. An incumbent that cannot be rebuilt any more is
 // that pair's failure (the decision REVERTs naming it), never the candidate's.
-pair_outcome measure(slot_state& st, const pair_job& job) {
-  pair_outcome out;
+PairOutcome measure(SlotState& st, const PairJob& job) {
+  PairOutcome out;
   if (std::string why = lost_reason(*st.worker); !why.empty()) {
     out.lost = why;
     return out;
@@ -135,8 +135,8 @@ pair_outcome measure(slot_state& st, const pair_job& job) {
   return out;
 }
 
-connect_outcome reach(slot_state& st) {
-  connect_outcome out;
+ConnectOutcome reach(SlotState& st) {
+  ConnectOutcome out;
   CampaignWorker& w = *st.worker;
   if (w.evaluator == nullptr || (w.connect && !w.evaluator->availability())) {
     if (!w.connect) {
@@ -172,15 +172,15 @@ connect_outcome reach(slot_state& st) {
 
 caf::actor spawn_worker_slot(caf::actor_system& sys, CampaignWorker* worker,
                              const problem::Problem* problem, bool detached) {
-  auto impl = [](slot_actor self, CampaignWorker* worker,
+  auto impl = [](SlotActor self, CampaignWorker* worker,
                  const problem::Problem* problem) -> caf::behavior {
     self->state.worker = worker;
     self->state.problem = problem;
     return {
-        [self](evaluate_atom, const eval_job& job) { return evaluate(self->state, job); },
-        [self](pair_atom, const pair_job& job) { return measure(self->state, job); },
+        [self](evaluate_atom, const EvalJob& job) { return evaluate(self->state, job); },
+        [self](pair_atom, const PairJob& job) { return measure(self->state, job); },
         [self](peaks_atom) {
-          peaks_outcome out;
+          PeaksOutcome out;
           if (std::string why = lost_reason(*self->state.worker); !why.empty()) {
             out.lost = why;
             return out;

@@ -4,12 +4,12 @@
 // through eval/remote_evaluator.h) and the compiles it made, and runs one job at a time on its
 // own thread (the calls block), so the guard dispatches to several workers at once and stays
 // free to log and decide. Handles:
-//   (evaluate_atom, eval_job) -> eval_outcome   compile (or take the guard's compile when the
+//   (evaluate_atom, EvalJob) -> EvalOutcome   compile (or take the guard's compile when the
 //                                               worker is local) and evaluate
-//   (pair_atom, pair_job)     -> pair_outcome   one pair of a paired decision (eval/pair.h),
+//   (pair_atom, PairJob)     -> PairOutcome   one pair of a paired decision (eval/pair.h),
 //                                               both sides on this worker
-//   (peaks_atom)              -> peaks_outcome
-//   (reach_atom)              -> connect_outcome  (re)connect a worker that is not reachable,
+//   (peaks_atom)              -> PeaksOutcome
+//   (reach_atom)              -> ConnectOutcome  (re)connect a worker that is not reachable,
 //                                               and say which device it measures on
 // An outcome whose `lost` is set comes from a worker that went away during the call (the
 // evaluator's availability() says why): nothing in it belongs to the candidate.

@@ -76,7 +76,9 @@ Result<std::vector<WorkerSpec>> parse_worker_list(const std::string& text,
     if (!w) return w.status();
     const std::string key = w->local ? "local:" + std::to_string(w->device) : w->name;
     if (!seen.insert(key).second) {
-      return Status::invalid_argument(what + ": worker \"" + item + "\" is listed twice");
+      std::string why = what;
+      why += ": worker \"" + item + "\" is listed twice";
+      return Status::invalid_argument(why);
     }
     out.push_back(std::move(w.value()));
     start = end + 1;

@@ -11,9 +11,7 @@ namespace arc::problem {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-Status write_file(const fs::path& path, const std::string& bytes) {
+Status write_file_bytes(const fs::path& path, const std::string& bytes) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec)
@@ -24,8 +22,6 @@ Status write_file(const fs::path& path, const std::string& bytes) {
   if (!out) return Status::io_error("cannot write " + path.string());
   return Status::ok();
 }
-
-}  // namespace
 
 int levels_up(const std::string& path) {
   if (path.empty() || path.front() == '/' || path.back() == '/') return -1;
@@ -69,7 +65,7 @@ Result<fs::path> write_problem_files(const fs::path& root, const std::string& pr
   fs::path dir = root / "problem";
   for (size_t i = names.size() - keep; i < names.size(); ++i) dir /= names[i];
   for (const auto& [path, bytes] : files) {
-    if (auto s = write_file((dir / path).lexically_normal(), bytes); !s) return s;
+    if (auto s = write_file_bytes((dir / path).lexically_normal(), bytes); !s) return s;
   }
   return dir;
 }

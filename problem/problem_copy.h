@@ -31,6 +31,9 @@ Result<std::filesystem::path> write_problem_files(const std::filesystem::path& r
                                                   const std::string& problem_dir,
                                                   const std::map<std::string, std::string>& files);
 
+// Writes `bytes` to `path`, creating its folders; fails naming the folder or the file.
+Status write_file_bytes(const std::filesystem::path& path, const std::string& bytes);
+
 // A new private folder (mode 0700) under the system's temporary folder, named
 // `prefix`-XXXXXX; removed with everything in it when the last pointer to it goes.
 Result<std::shared_ptr<const std::filesystem::path>> make_private_folder(

@@ -33,7 +33,7 @@ double since(Clock::time_point t0) {
 // (0: decisions from the evaluation alone, one evaluation per candidate).
 fs::path write_campaign(const fs::path& work, const fs::path& problem_dir, uint32_t budget,
                         const std::string& mode, uint32_t pairs) {
-  const fs::path file = work / ("campaign-" + mode + "-" + std::to_string(pairs) + ".toml");
+  fs::path file = work / ("campaign-" + mode + "-" + std::to_string(pairs) + ".toml");
   std::ofstream out(file);
   out << "[campaign]\nname = \"bench-workers\"\nproblem = \""
       << (problem_dir / "problem.toml").string() << "\"\nskills = \""

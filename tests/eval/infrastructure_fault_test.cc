@@ -17,6 +17,7 @@
 #include "eval/host_evaluator.h"
 #include "problem/problem.h"
 #include "tests/eval/process_tree.h"
+#include "tests/eval/slow_softmax.h"
 #include "tests/scratch.h"
 
 namespace arc::eval {
@@ -27,31 +28,6 @@ using ::testing::HasSubstr;
 
 const fs::path kProblem = fs::path(ARC_SOURCE_DIR) / "problems/host/softmax/problem.toml";
 const fs::path kWorker = fs::path(ARC_BINARY_DIR) / "tools" / "arc-eval";
-
-// Correct softmax, slowed to ~20 ms a call so that a signal lands mid-evaluation.
-problem::Candidate slow_softmax() {
-  problem::Candidate c;
-  c.base.source = R"(#include <cmath>
-#include <cstdint>
-#include <unistd.h>
-#include "eval/host_abi.h"
-extern "C" int arc_kernel(const arc_host_args* a) {
-  const int64_t rows = a->axes[0], cols = a->axes[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x = a->inputs[0] + r * cols;
-    float* y = a->outputs[0] + r * cols;
-    float m = -INFINITY;
-    for (int64_t i = 0; i < cols; ++i) m = x[i] > m ? x[i] : m;
-    float s = 0;
-    for (int64_t i = 0; i < cols; ++i) s += std::exp(x[i] - m);
-    for (int64_t i = 0; i < cols; ++i) y[i] = std::exp(x[i] - m) / s;
-  }
-  usleep(20000);
-  return 0;
-}
-)";
-  return c;
-}
 
 using testing::parent_of;
 
@@ -89,7 +65,7 @@ TEST_P(InfrastructureFault, IsRetriedOnAFreshWorkerAndBlamesNoOne) {
   o.include_root = ARC_SOURCE_DIR;
   o.sandbox = Sandbox::detect(SandboxMode::kAuto);
   HostEvaluator e(*p, o);
-  const problem::Candidate c = slow_softmax();
+  const problem::Candidate c = testing::slow_softmax();
   auto compiled = e.compile(c, c.hash());
   ASSERT_TRUE(compiled.ok);
   EvalRequest req;

@@ -18,6 +18,7 @@
 #include "eval/worker_secret.h"
 #include "problem/problem.h"
 #include "tests/eval/process_tree.h"
+#include "tests/eval/slow_softmax.h"
 #include "tests/remote/worker_process.h"
 
 namespace arc::eval {
@@ -52,31 +53,6 @@ EvalRequest request_for(const problem::Candidate& c, EvalSettings settings) {
   r.input_seed = 7;
   r.settings = settings;
   return r;
-}
-
-// Correct softmax, slowed to ~20 ms a call, so that an evaluation lasts seconds.
-problem::Candidate slow_softmax() {
-  problem::Candidate c;
-  c.base.source = R"(#include <cmath>
-#include <cstdint>
-#include <unistd.h>
-#include "eval/host_abi.h"
-extern "C" int arc_kernel(const arc_host_args* a) {
-  const int64_t rows = a->axes[0], cols = a->axes[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x = a->inputs[0] + r * cols;
-    float* y = a->outputs[0] + r * cols;
-    float m = -INFINITY;
-    for (int64_t i = 0; i < cols; ++i) m = x[i] > m ? x[i] : m;
-    float s = 0;
-    for (int64_t i = 0; i < cols; ++i) s += std::exp(x[i] - m);
-    for (int64_t i = 0; i < cols; ++i) y[i] = std::exp(x[i] - m) / s;
-  }
-  usleep(20000);
-  return 0;
-}
-)";
-  return c;
 }
 
 // Whether `pid` has a child running `arc-eval --worker` (the evaluation's worker process).
@@ -167,7 +143,7 @@ TEST_F(RemoteEvaluatorTest, AKilledWorkerIsNoticedAndANewOneOnThePortIsWonBack) 
   ASSERT_TRUE(ev) << ev.status().to_string();
   Evaluator& remote = *ev.value();
 
-  const problem::Candidate slow = slow_softmax();
+  const problem::Candidate slow = testing::slow_softmax();
   EvalSettings settings = quick();
   settings.repetitions = 500;  // ~10 s per workload
   const fb::CompileFinishedT compiled = remote.compile(slow, slow.hash());
