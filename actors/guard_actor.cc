@@ -31,97 +31,13 @@
 #include "actors/agent_core.h"
 #include "actors/follower.h"
 #include "actors/guard_core.h"
+#include "actors/guard_state.h"
 #include "actors/messages.h"
 #include "actors/shells.h"
 #include "actors/view.h"
-#include "actors/worker_slot.h"
 
 namespace arc::actors {
-namespace {
-
-// Between attempts to reach a worker that is lost or not yet listening.
-constexpr auto kRetrySeconds = std::chrono::seconds(1);
-
-// A candidate's evaluation on the way: not started, on a worker, or back.
-struct WorkState {
-  enum class Phase { kIdle, kRunning, kDone };
-  Phase at = Phase::kIdle;
-  EvalOutcome result;
-  size_t slot = 0;  // the worker that measured it
-};
-
-struct guard_item {
-  submission sub;
-  caf::response_promise promise;       // a single submission's promise
-  std::shared_ptr<verdict_list> list;  // set for lockstep rounds
-  std::shared_ptr<size_t> remaining;
-  size_t index = 0;
-  std::shared_ptr<WorkState> work = std::make_shared<WorkState>();
-};
-
-struct WorkerSlot {
-  std::string name;
-  caf::actor actor;
-  bool local = true;
-  enum class Reach { kReaching, kLive, kLost, kRefused };
-  Reach at = Reach::kReaching;
-  bool busy = false;
-  bool retrying = false;  // a retry is scheduled or under way
-  std::string device, model, key;
-};
-
-// One pair the front candidate's decision may need.
-struct PairWork {
-  PairJob job;
-  enum class Phase { kIdle, kRunning, kDone };
-  Phase at = Phase::kIdle;
-  PairOutcome result;
-  size_t slot = 0;
-};
-
-// The pairs a queued candidate's decision may still need (GuardCore::remaining_pairs), measured
-// at once on idle workers and logged in index order as next_pair() asks for them once the
-// candidate is at the front. A candidate behind the front gets its batch as soon as it is
-// evaluated, when no earlier queued candidate is its agent's (only those could change the
-// incumbent it is paired with); at the front the batch is checked against the core and made
-// again if the incumbent differs.
-struct PairBatch {
-  uint64_t id = 0;  // outcomes of a replaced batch are dropped
-  std::string candidate_hash, incumbent_hash;
-  size_t prefer = 0;  // the worker that evaluated the candidate
-  fb::CandidateEvaluatedT evaluation;
-  uint64_t eval_seq = 0;               // set at the front
-  std::map<uint32_t, PairWork> pairs;  // by index
-  std::optional<uint32_t> waiting;     // the index settle() waits for
-};
-
-struct guard_state {
-  std::unique_ptr<GuardCore> core;
-  Follower follower;
-  caf::actor journal;
-  caf::actor plateau;
-  std::deque<guard_item> queue;
-  bool busy = false;           // the front item is being processed
-  bool front_waiting = false;  // ... and waits for its evaluation
-  uint64_t last_own_seq = 0;
-  std::map<std::string, fb::CandidateEvaluatedT> evaluations;
-  std::map<std::string, std::shared_ptr<const fb::CompileFinishedT>> precompiled;
-  // Every proposed candidate's canonical form (pairs measure incumbents again from it).
-  std::map<std::string, std::string> canonicals;
-  // The workers. `fallback` holds the one worker of a campaign given a single evaluator.
-  std::vector<WorkerSlot> slots;
-  std::deque<CampaignWorker> fallback;
-  std::map<std::string, PairBatch> batches;  // by candidate hash
-  uint64_t batch_ids = 0;
-  std::vector<caf::response_promise> peaks_waiting;
-  bool peaks_running = false;
-  // WorkerChanged events wait for CampaignStarted to be in the log.
-  bool started = false;
-  std::vector<fb::WorkerChangedT> unlogged_changes;
-  static inline const char* name = "arc.guard";
-};
-
-using guard_actor = caf::stateful_actor<guard_state>*;
+namespace guard_detail {
 
 uint64_t hash_prefix(const std::string& hex) {
   uint64_t v = 0;
@@ -135,30 +51,11 @@ uint64_t hash_prefix(const std::string& hex) {
 // The input stream of pair `index` of a candidate's paired decision.
 constexpr uint64_t kPairSeedStream = 0x9a1e0000;
 
-void pump(guard_actor self, CampaignContext* ctx);
-void dispatch(guard_actor self, CampaignContext* ctx);
-void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
+void pump(GuardActor self, CampaignContext* ctx);
+void settle(GuardActor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
             uint64_t eval_seq);
 
-uint32_t live_workers(const guard_state& st) {
-  return static_cast<uint32_t>(std::count_if(st.slots.begin(), st.slots.end(), [](const auto& s) {
-    return s.at == WorkerSlot::Reach::kLive;
-  }));
-}
-
-// An idle live worker, `prefer` first; slots.size() when none.
-size_t idle_worker(const guard_state& st, size_t prefer) {
-  auto idle = [&st](size_t i) {
-    return i < st.slots.size() && st.slots[i].at == WorkerSlot::Reach::kLive && !st.slots[i].busy;
-  };
-  if (idle(prefer)) return prefer;
-  for (size_t i = 0; i < st.slots.size(); ++i) {
-    if (idle(i)) return i;
-  }
-  return st.slots.size();
-}
-
-void fail(guard_actor self, CampaignContext* ctx, caf::error err) {
+void fail(GuardActor self, CampaignContext* ctx, caf::error err) {
   // A journal failure: every waiting requester learns it; nothing more is evaluated.
   while (!self->state.queue.empty()) {
     self->state.queue.front().promise.deliver(err);
@@ -169,151 +66,8 @@ void fail(guard_actor self, CampaignContext* ctx, caf::error err) {
   self->quit(err);
 }
 
-// Logs the worker changes noted so far, once the campaign has started its log.
-void log_changes(guard_actor self, CampaignContext* ctx) {
-  auto& st = self->state;
-  if (!st.started || st.unlogged_changes.empty()) return;
-  event_list list;
-  for (auto& c : st.unlogged_changes) {
-    list.events.push_back(events::make_event(kGuardActor, std::move(c)));
-  }
-  st.unlogged_changes.clear();
-  self->request(st.journal, caf::infinite, append_atom_v, std::move(list))
-      .then([](const seq_list&) {}, [self, ctx](caf::error& err) { fail(self, ctx, err); });
-}
-
-void note_change(guard_actor self, CampaignContext* ctx, size_t i, const std::string& state,
-                 const std::string& reason, const std::string& requeued = "") {
-  auto& st = self->state;
-  fb::WorkerChangedT c;
-  c.worker = st.slots[i].name;
-  c.state = state;
-  c.device = st.slots[i].device;
-  c.reason = reason;
-  c.live = live_workers(st);
-  c.requeued = requeued;
-  st.unlogged_changes.push_back(std::move(c));
-  log_changes(self, ctx);
-}
-
-void schedule_retry(guard_actor self, size_t i) {
-  auto& s = self->state.slots[i];
-  if (s.retrying || s.at == WorkerSlot::Reach::kRefused) return;
-  s.retrying = true;
-  self->delayed_send(self, kRetrySeconds, retry_atom_v, static_cast<uint64_t>(i));
-}
-
-// The worker went away during a job; `requeued` names the candidate whose work goes elsewhere.
-void worker_lost(guard_actor self, CampaignContext* ctx, size_t i, const std::string& why,
-                 const std::string& requeued) {
-  auto& s = self->state.slots[i];
-  s.busy = false;
-  if (s.at == WorkerSlot::Reach::kLive) {
-    s.at = WorkerSlot::Reach::kLost;
-    note_change(self, ctx, i, "lost", why, requeued);
-  }
-  schedule_retry(self, i);
-}
-
-void serve_peaks(guard_actor self, CampaignContext* ctx);
-
-// A worker answered a reach: admit it if it measures on the campaign's device model and on a
-// device no live worker serves.
-void admit(guard_actor self, CampaignContext* ctx, size_t i, const ConnectOutcome& o) {
-  auto& st = self->state;
-  auto& s = st.slots[i];
-  s.retrying = false;
-  if (!o.error.empty() && o.refused) {
-    s.at = WorkerSlot::Reach::kRefused;  // its credentials will not change by waiting
-    note_change(self, ctx, i, "refused", o.error);
-    return;
-  }
-  if (!o.error.empty()) {
-    if (s.at == WorkerSlot::Reach::kReaching) s.at = WorkerSlot::Reach::kLost;
-    schedule_retry(self, i);
-    return;
-  }
-  s.device = o.device;
-  s.model = o.device_model;
-  s.key = o.device_key;
-  std::string refusal;
-  if (!ctx->device_model.empty() && o.device_model != ctx->device_model) {
-    refusal = "it measures on " + o.device_model + ", the campaign on " + ctx->device_model +
-              "; timings are never compared across device models (start a campaign of its own "
-              "for it)";
-  }
-  for (size_t j = 0; j < st.slots.size() && refusal.empty(); ++j) {
-    if (j != i && !o.device_key.empty() && st.slots[j].key == o.device_key &&
-        st.slots[j].at == WorkerSlot::Reach::kLive) {
-      refusal = "its device " + o.device_key + " is already measured by worker " +
-                st.slots[j].name + "; two workers on one device would be timed at once";
-    }
-  }
-  if (!refusal.empty()) {
-    s.at = WorkerSlot::Reach::kRefused;
-    note_change(self, ctx, i, "refused", refusal);
-    return;
-  }
-  // Workers there from the start are named in CampaignStarted; a join is logged when a worker
-  // comes (back) later, so that runs on the same workers log the same events.
-  const bool later = s.at == WorkerSlot::Reach::kLost;
-  s.at = WorkerSlot::Reach::kLive;
-  if (later) note_change(self, ctx, i, "joined", "");
-  serve_peaks(self, ctx);
-  dispatch(self, ctx);
-}
-
-void reach(guard_actor self, CampaignContext* ctx, size_t i) {
-  auto& s = self->state.slots[i];
-  s.retrying = true;
-  self->request(s.actor, caf::infinite, reach_atom_v)
-      .then([self, ctx, i](ConnectOutcome& o) { admit(self, ctx, i, o); },
-            [self, ctx, i](caf::error& err) {
-              ConnectOutcome o;
-              o.error = self->system().render(err);
-              admit(self, ctx, i, o);
-            });
-}
-
-// Measures the peaks on the first idle worker for everyone who asked.
-void serve_peaks(guard_actor self, CampaignContext* ctx) {
-  auto& st = self->state;
-  if (st.peaks_waiting.empty() || st.peaks_running) return;
-  const size_t i = idle_worker(st, 0);
-  if (i == st.slots.size()) return;
-  st.peaks_running = true;
-  st.slots[i].busy = true;
-  self->request(st.slots[i].actor, caf::infinite, peaks_atom_v)
-      .then(
-          [self, ctx, i](PeaksOutcome& o) {
-            auto& st = self->state;
-            st.peaks_running = false;
-            st.slots[i].busy = false;
-            if (!o.lost.empty()) {
-              worker_lost(self, ctx, i, o.lost, "");
-            } else {
-              for (auto& rp : st.peaks_waiting) {
-                if (o.error.empty()) {
-                  o.peaks.device = o.peaks.device.empty() ? st.slots[i].device : o.peaks.device;
-                  rp.deliver(peaks_msg{o.peaks});
-                } else {
-                  rp.deliver(caf::make_error(caf::sec::runtime_error, o.error));
-                }
-              }
-              st.peaks_waiting.clear();
-            }
-            serve_peaks(self, ctx);
-            dispatch(self, ctx);
-          },
-          [self, ctx, i](caf::error& err) {
-            self->state.peaks_running = false;
-            worker_lost(self, ctx, i, self->system().render(err), "");
-            serve_peaks(self, ctx);
-          });
-}
-
-void finish(guard_actor self, CampaignContext* ctx, verdict_msg v) {
-  guard_item item = std::move(self->state.queue.front());
+void finish(GuardActor self, CampaignContext* ctx, verdict_msg v) {
+  GuardItem item = std::move(self->state.queue.front());
   self->state.queue.pop_front();
   self->state.last_own_seq = std::max(self->state.last_own_seq, v.last_seq);
   if (item.list) {
@@ -329,7 +83,7 @@ void finish(guard_actor self, CampaignContext* ctx, verdict_msg v) {
 }
 
 // Logs the decision (and its conclusion), asks the plateau detector, then finishes the item.
-void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcome) {
+void record_decision(GuardActor self, CampaignContext* ctx, GuardOutcome outcome) {
   event_list list;
   verdict_msg v;
   v.candidate_hash = outcome.decision.candidate_hash;
@@ -353,11 +107,11 @@ void record_decision(guard_actor self, CampaignContext* ctx, GuardOutcome outcom
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
-void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index);
+void log_pair(GuardActor self, CampaignContext* ctx, uint32_t index);
 
 // A batch of the pairs `proposal` may still need, paired with the agent's incumbent as the core
 // sees it now; empty when it needs none.
-PairBatch make_batch(guard_actor self, CampaignContext* ctx, const fb::CandidateProposedT& proposal,
+PairBatch make_batch(GuardActor self, CampaignContext* ctx, const fb::CandidateProposedT& proposal,
                      const fb::CandidateEvaluatedT& evaluation, uint64_t eval_seq, size_t prefer) {
   auto& st = self->state;
   PairBatch b;
@@ -390,7 +144,7 @@ PairBatch make_batch(guard_actor self, CampaignContext* ctx, const fb::Candidate
 
 // Batches for the evaluated candidates behind the front whose agent has no earlier candidate
 // in the queue.
-void speculate_pairs(guard_actor self, CampaignContext* ctx) {
+void speculate_pairs(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
   std::set<std::string> agents;
   bool front = true;
@@ -412,7 +166,7 @@ void speculate_pairs(guard_actor self, CampaignContext* ctx) {
 
 // Starts pairs that wait for a worker on idle workers: the queue's candidates in order, each
 // batch lowest index first (to the worker that evaluated the candidate when it is idle).
-void run_pairs(guard_actor self, CampaignContext* ctx) {
+void run_pairs(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
   for (const auto& item : st.queue) {
     auto batch = st.batches.find(item.sub.proposal.candidate_hash);
@@ -457,7 +211,7 @@ void run_pairs(guard_actor self, CampaignContext* ctx) {
 }
 
 // Logs the front candidate's pair `index` (measured), then settles again.
-void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
+void log_pair(GuardActor self, CampaignContext* ctx, uint32_t index) {
   auto& st = self->state;
   const auto& proposal = st.queue.front().sub.proposal;
   PairBatch& b = st.batches.at(proposal.candidate_hash);
@@ -486,10 +240,10 @@ void log_pair(guard_actor self, CampaignContext* ctx, uint32_t index) {
 
 // Measures the pairs the decision still needs, one logged event each (a resumed campaign goes
 // on from the last logged pair), then decides.
-void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
+void settle(GuardActor self, CampaignContext* ctx, const fb::CandidateEvaluatedT& evaluation,
             uint64_t eval_seq) {
   auto& st = self->state;
-  const guard_item& front = st.queue.front();
+  const GuardItem& front = st.queue.front();
   const auto& proposal = front.sub.proposal;
   auto next = st.core->next_pair(proposal, evaluation, eval_seq);
   if (!next) {
@@ -516,9 +270,9 @@ void settle(guard_actor self, CampaignContext* ctx, const fb::CandidateEvaluated
 }
 
 // Logs the front candidate's compile and evaluation, then settles its decision.
-void log_evaluation(guard_actor self, CampaignContext* ctx) {
+void log_evaluation(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
-  guard_item& front = st.queue.front();
+  GuardItem& front = st.queue.front();
   const auto& proposal = front.sub.proposal;
   EvalOutcome& r = front.work->result;
   const WorkerSlot& slot = st.slots[front.work->slot];
@@ -542,7 +296,7 @@ void log_evaluation(guard_actor self, CampaignContext* ctx) {
           [self, ctx](caf::error& err) { fail(self, ctx, err); });
 }
 
-void evaluated(guard_actor self, CampaignContext* ctx, const std::shared_ptr<WorkState>& work,
+void evaluated(GuardActor self, CampaignContext* ctx, const std::shared_ptr<WorkState>& work,
                size_t i, EvalOutcome& o, const std::string& hash) {
   auto& st = self->state;
   if (!o.lost.empty()) {
@@ -560,7 +314,7 @@ void evaluated(guard_actor self, CampaignContext* ctx, const std::shared_ptr<Wor
   dispatch(self, ctx);
 }
 
-void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, size_t i) {
+void start_evaluation(GuardActor self, CampaignContext* ctx, GuardItem& item, size_t i) {
   auto& st = self->state;
   const auto& proposal = item.sub.proposal;
   EvalJob job;
@@ -586,7 +340,7 @@ void start_evaluation(guard_actor self, CampaignContext* ctx, guard_item& item, 
 }
 
 // Hands work to idle workers: the front's pairs first, then queued candidates in order.
-void dispatch(guard_actor self, CampaignContext* ctx) {
+void dispatch(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
   speculate_pairs(self, ctx);
   run_pairs(self, ctx);
@@ -609,9 +363,9 @@ void dispatch(guard_actor self, CampaignContext* ctx) {
   }
 }
 
-void process(guard_actor self, CampaignContext* ctx) {
+void process(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
-  const guard_item& front = st.queue.front();
+  const GuardItem& front = st.queue.front();
   const auto& proposal = front.sub.proposal;
   if (auto stop = st.core->stop_decision(proposal)) {
     record_decision(self, ctx, GuardOutcome{std::move(*stop), std::nullopt});
@@ -632,7 +386,7 @@ void process(guard_actor self, CampaignContext* ctx) {
   dispatch(self, ctx);
 }
 
-void pump(guard_actor self, CampaignContext* ctx) {
+void pump(GuardActor self, CampaignContext* ctx) {
   auto& st = self->state;
   if (st.busy || st.queue.empty()) return;
   st.busy = true;
@@ -640,7 +394,7 @@ void pump(guard_actor self, CampaignContext* ctx) {
   st.follower.when(need, [self, ctx] { process(self, ctx); });
 }
 
-void precompile(guard_actor self, CampaignContext* ctx, const submission_list& subs) {
+void precompile(GuardActor self, CampaignContext* ctx, const submission_list& subs) {
   // Compile the round's new candidates in parallel, for workers of this process (a remote
   // worker compiles on its own host). Nothing is evaluating between lockstep rounds.
   auto& st = self->state;
@@ -680,34 +434,9 @@ void precompile(guard_actor self, CampaignContext* ctx, const submission_list& s
   }
 }
 
-// One slot per worker of the campaign (or for its single evaluator), each asked at once which
-// device it measures on.
-void spawn_slots(guard_actor self, CampaignContext* ctx) {
-  auto& st = self->state;
-  std::vector<CampaignWorker*> workers;
-  for (auto& w : ctx->workers) workers.push_back(&w);
-  if (workers.empty()) {
-    CampaignWorker& w = st.fallback.emplace_back();
-    w.name = "local";
-    w.evaluator = ctx->evaluator;
-    workers.push_back(&w);
-  }
-  for (CampaignWorker* w : workers) {
-    WorkerSlot s;
-    s.name = w->name;
-    s.local = w->local;
-    s.actor = spawn_worker_slot(self->system(), w, &ctx->problem, ctx->detached_guard);
-    self->link_to(s.actor);
-    st.slots.push_back(std::move(s));
-  }
-  for (size_t i = 0; i < st.slots.size(); ++i) reach(self, ctx, i);
-}
-
-}  // namespace
-
-caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
-                       caf::actor plateau) {
-  auto impl = [](guard_actor self, CampaignContext* ctx, caf::actor journal,
+caf::actor spawn(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                 caf::actor plateau) {
+  auto impl = [](GuardActor self, CampaignContext* ctx, caf::actor journal,
                  caf::actor plateau) -> caf::behavior {
     self->state.core = ctx->cores->guard();
     self->state.journal = journal;
@@ -733,7 +462,7 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
         },
         [self, ctx](submit_atom, submission& s) {
           auto rp = self->make_response_promise<verdict_msg>();
-          self->state.queue.push_back(guard_item{std::move(s), rp, nullptr, nullptr, 0});
+          self->state.queue.push_back(GuardItem{std::move(s), rp, nullptr, nullptr, 0});
           pump(self, ctx);
           dispatch(self, ctx);
           return rp;
@@ -750,7 +479,7 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
           auto remaining = std::make_shared<size_t>(subs.items.size());
           for (size_t i = 0; i < subs.items.size(); ++i) {
             self->state.queue.push_back(
-                guard_item{std::move(subs.items[i]), rp, list, remaining, i});
+                GuardItem{std::move(subs.items[i]), rp, list, remaining, i});
           }
           pump(self, ctx);
           dispatch(self, ctx);
@@ -775,6 +504,13 @@ caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor 
     return sys.spawn<caf::detached>(impl, ctx, std::move(journal), std::move(plateau));
   }
   return sys.spawn(impl, ctx, std::move(journal), std::move(plateau));
+}
+
+}  // namespace guard_detail
+
+caf::actor spawn_guard(caf::actor_system& sys, CampaignContext* ctx, caf::actor journal,
+                       caf::actor plateau) {
+  return guard_detail::spawn(sys, ctx, std::move(journal), std::move(plateau));
 }
 
 }  // namespace arc::actors
