@@ -192,6 +192,17 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                                       ": the campaign already stopped (" +
                                       last->back().payload.AsCampaignStopped()->reason + ")");
     }
+    // A resumed campaign keeps measuring on the device model it started on.
+    if (!last->empty() && last->front().payload.type == fb::Payload::CampaignStarted) {
+      for (const auto& kv : last->front().payload.AsCampaignStarted()->software) {
+        if (kv->key == kDeviceModelKey && kv->value != opened->device_model) {
+          return Status::invalid_argument(options.run_dir.string() + ": the campaign measured on " +
+                                          kv->value + "; its workers now measure on " +
+                                          opened->device_model +
+                                          " (timings are never compared across device models)");
+        }
+      }
+    }
   } else {
     const auto now = std::chrono::system_clock::now().time_since_epoch().count();
     campaign_id = arc::sha256_hex(prepared.config.text + "|" +
@@ -211,22 +222,6 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
           store_run_inputs(*journal.value(), prepared.config, prepared.problem, prepared.skills);
       if (!inputs) return inputs.status();
       inputs_ref = std::move(inputs.value());
-    }
-  }
-
-  // A resumed campaign keeps measuring on the device model it started on.
-  if (options.resume) {
-    auto first = journal.value()->read_all();
-    if (!first) return first.status();
-    if (!first->empty() && first->front().payload.type == fb::Payload::CampaignStarted) {
-      for (const auto& kv : first->front().payload.AsCampaignStarted()->software) {
-        if (kv->key == kDeviceModelKey && kv->value != opened->device_model) {
-          return Status::invalid_argument(options.run_dir.string() + ": the campaign measured on " +
-                                          kv->value + "; its workers now measure on " +
-                                          opened->device_model +
-                                          " (timings are never compared across device models)");
-        }
-      }
     }
   }
 

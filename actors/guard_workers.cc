@@ -154,9 +154,9 @@ void serve_peaks(GuardActor self, CampaignContext* ctx) {
             if (!o.lost.empty()) {
               worker_lost(self, ctx, i, o.lost, "");
             } else {
+              if (o.peaks.device.empty()) o.peaks.device = st.slots[i].device;
               for (auto& rp : st.peaks_waiting) {
                 if (o.error.empty()) {
-                  o.peaks.device = o.peaks.device.empty() ? st.slots[i].device : o.peaks.device;
                   rp.deliver(peaks_msg{o.peaks});
                 } else {
                   rp.deliver(caf::make_error(caf::sec::runtime_error, o.error));

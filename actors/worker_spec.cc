@@ -1,24 +1,15 @@
 #include "actors/worker_spec.h"
 
-#include <algorithm>
-#include <optional>
 #include <set>
 
+#include "base/numeric_range.h"
 #include "eval/remote_protocol.h"
 
 namespace arc::actors {
 namespace {
 
-// A decimal number in [lo, hi], or nothing.
-std::optional<long> number_in(const std::string& s, long lo, long hi) {
-  if (s.empty() || s.size() > 6 ||
-      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  const long v = std::stol(s);
-  if (v < lo || v > hi) return std::nullopt;
-  return v;
-}
+// Device ordinals of local:N.
+constexpr IntegerRange kDeviceRange{0, 1023};
 
 std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t");
@@ -39,10 +30,10 @@ Result<WorkerSpec> parse_worker(const std::string& text, const std::string& what
     return w;
   }
   if (item.rfind("local:", 0) == 0) {
-    auto n = number_in(item.substr(6), 0, 1023);
+    auto n = parse_flag_integer(item.substr(6), kDeviceRange);
     if (!n) return bad("local:N with a device ordinal N in 0..1023");
     w.name = item;
-    w.device = static_cast<int>(*n);
+    w.device = static_cast<int>(n.value());
     return w;
   }
   auto endpoint = eval::parse_worker_endpoint(item);
