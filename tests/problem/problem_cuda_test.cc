@@ -976,22 +976,66 @@ TEST(CudaShippedProblems, HopperFamilySpaceIsLargeAndItsConstraintsHoldAtTheDefa
     uint64_t combinations = 1;
     for (const auto& k : f->knobs) combinations *= k.values.size();
     EXPECT_GE(combinations, 10000u);
-    EXPECT_EQ(f->tensor_maps.size(), 4u);
+    EXPECT_EQ(f->tensor_maps.size(), 5u);  // x and w as A and as B, y for the TMA store
     EXPECT_EQ(f->constraint_violation(f->default_variant().knobs, p->integer_params()), "");
     // Three consumers of 64 rows each cannot split a 128-row tile.
     auto k = f->default_variant().knobs;
     k["CONSUMERS"] = "3";
     EXPECT_NE(f->constraint_violation(k, p->integer_params()), "");
+    // Ping-pong: a consumer holds a whole 128 x 256 tile (256 floats a thread: too many), a
+    // 128 x 128 one fits; with three consumers each owns whole tiles, so 128 rows are fine.
+    auto pp = f->default_variant().knobs;
+    pp["PINGPONG"] = "1";
+    EXPECT_NE(f->constraint_violation(pp, p->integer_params()), "");
+    pp["BLOCK_N"] = "128";
+    EXPECT_EQ(f->constraint_violation(pp, p->integer_params()), "");
+    pp["CONSUMERS"] = "1";  // ping-pong needs two consumers
+    EXPECT_NE(f->constraint_violation(pp, p->integer_params()), "");
+    pp["CONSUMERS"] = "3";
+    pp["BLOCK_N"] = "64";
+    EXPECT_EQ(f->constraint_violation(pp, p->integer_params()), "");
+    // The TMA-store epilogue: whole 64-column sub-tiles, not transposed, its buffers counted.
+    auto epi = f->default_variant().knobs;
+    epi["BLOCK_N"] = "128";
+    epi["STAGES"] = "7";  // 7 x 32 KiB fit alone, not with two consumers' 16 KiB of buffers
+    EXPECT_EQ(f->constraint_violation(epi, p->integer_params()), "");
+    epi["EPILOGUE"] = "1";
+    EXPECT_NE(f->constraint_violation(epi, p->integer_params()), "");
+    epi["STAGES"] = "6";
+    EXPECT_EQ(f->constraint_violation(epi, p->integer_params()), "");
+    epi["SWAP_AB"] = "1";
+    EXPECT_NE(f->constraint_violation(epi, p->integer_params()), "");
+    epi["SWAP_AB"] = "0";
+    epi["BLOCK_N"] = "96";
+    EXPECT_NE(f->constraint_violation(epi, p->integer_params()), "");
     for (const auto& w : p->workloads) {
       auto maps = resolve_tensor_maps(*p, *f, w, f->default_variant().knobs, check_device_names());
       ASSERT_TRUE(maps.ok()) << maps.status().to_string();
       EXPECT_EQ((*maps)[0].box, (std::vector<uint32_t>{64, 128}));  // an atom of K by BLOCK_M
       EXPECT_EQ((*maps)[1].box, (std::vector<uint32_t>{64, 256}));  // by BLOCK_N
       EXPECT_EQ((*maps)[0].swizzle, 128u);
+      EXPECT_EQ((*maps)[4].box, (std::vector<uint32_t>{64, 64}));  // y's 64 x 64 sub-tiles
+      EXPECT_EQ((*maps)[4].swizzle, 128u);
+      EXPECT_TRUE((*maps)[4].output);
       auto l = resolve_launches(f->launches, w, f->default_variant().knobs, check_device_names());
       ASSERT_TRUE(l.ok()) << l.status().to_string();
       EXPECT_LE((*l)[0].grid[0], kCheckSmCount);  // persistent: at most one block per SM
       EXPECT_EQ((*l)[0].block[0], 384);
+      // Not persistent: one block per tile, or per two tiles when two consumers ping-pong.
+      auto one = f->default_variant().knobs;
+      one["PERSIST"] = "0";
+      one["BLOCK_N"] = "128";
+      auto two = one;
+      two["PINGPONG"] = "1";
+      auto l1 = resolve_launches(f->launches, w, one, check_device_names());
+      auto l2 = resolve_launches(f->launches, w, two, check_device_names());
+      ASSERT_TRUE(l1.ok() && l2.ok());
+      EXPECT_EQ((*l2)[0].grid[0], ((*l1)[0].grid[0] + 1) / 2);
+      EXPECT_EQ((*l2)[0].shared, (*l1)[0].shared);
+      one["EPILOGUE"] = "1";
+      auto l3 = resolve_launches(f->launches, w, one, check_device_names());
+      ASSERT_TRUE(l3.ok());
+      EXPECT_EQ((*l3)[0].shared, (*l1)[0].shared + 2 * 16384);  // two consumers' buffers
     }
   }
 }

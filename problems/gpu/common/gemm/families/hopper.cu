@@ -13,9 +13,15 @@
  * BLOCK_K slice of the A tile (BLOCK_M rows) and the B tile (BLOCK_N rows) into a STAGES-deep
  * ring of shared-memory buffers, each completing on the stage's "full" mbarrier. The consumer
  * warpgroups take registers (setmaxnreg.inc), wait on "full", issue wgmma.mma_async from
- * shared-memory descriptors (each consumer owns BLOCK_M / CONSUMERS rows of the tile, in
- * wgmma's 64-row steps, and all BLOCK_N columns) and release the stage on its "empty" mbarrier
- * once the wgmmas that read it have retired (one wgmma group stays in flight).
+ * shared-memory descriptors and release the stage on its "empty" mbarrier once the wgmmas that
+ * read it have retired (one wgmma group stays in flight).
+ *
+ * Schedule. PINGPONG = 0 (cooperative): the consumers share every tile, each owning
+ * BLOCK_M / CONSUMERS of its rows (in wgmma's 64-row steps) and all BLOCK_N columns, and all of
+ * them run the epilogue together. PINGPONG = 1: each consumer owns whole tiles in turn (tile j
+ * of the block's sequence goes to consumer j % CONSUMERS); the producer fills the ring in
+ * sequence order, so one consumer's mainloop runs while the other stores its last tile and the
+ * tensor cores do not stop for the epilogue.
  *
  * Shared memory. A stage holds A as [BLOCK_K / atom][BLOCK_M][atom] and B as
  * [BLOCK_K / atom][BLOCK_N][atom], where an atom is SWIZZLE bytes of K (32, 64 or 128): TMA
@@ -35,20 +41,28 @@
  * block of the cluster have released it.
  *
  * Split-K. SPLIT_K > 1 (skinny M', one tile per cluster): the cluster's SPLIT_K blocks each
- * take a contiguous share of K, and block 0 adds the others' accumulators through distributed
- * shared memory before its epilogue (no workspace, one launch).
+ * take a contiguous share of K and leave their fp32 partial tile in shared memory; each block
+ * then adds every block's partials for its share of the tile's output pairs through distributed
+ * shared memory and stores them (no workspace, one launch, the reduction spread over the
+ * cluster).
  *
- * Epilogue. The consumers convert their accumulators to bf16 and store them straight from
- * registers (pairs of columns at once when n is even), adding the residual that y holds when
- * ARC_RESIDUAL is 1. Rows and columns beyond m and n are zero-filled by TMA on load and never
- * stored; k must be a multiple of 16 bytes of elements (a tensor map's stride rule).
+ * Epilogue. The consumers scale their accumulators and convert them to bf16, adding the
+ * residual that y holds when ARC_RESIDUAL is 1. EPILOGUE = 0: each thread stores from registers
+ * (pairs of columns at once when n is even). EPILOGUE = 1: each consumer writes 64 x 64
+ * sub-tiles into one of its two shared-memory buffers (128-byte swizzled, conflict-free) and
+ * one thread stores each with a TMA tensor store (cp.async.bulk.tensor, tensor map 4: y), so
+ * the writes are whole lines and the next sub-tile is written while the last one is stored.
+ * Rows and columns beyond m and n are zero-filled by TMA on load and never stored; k must be a
+ * multiple of 16 bytes of elements (a tensor map's stride rule) and, for the TMA store, n of 8.
  *
  * Constraints (the family's `constraints` in problem.toml exclude other combinations; the
- * static_asserts below repeat them): BLOCK_M / CONSUMERS a multiple of 64; BLOCK_K a multiple
- * of the atom; accumulators per consumer thread BLOCK_M * BLOCK_N / (128 * CONSUMERS) within
- * the register budget (twice that with fp8, which adds each k-block's products into fp32
- * accumulators); the stages within 227 KiB of shared memory; at most 8 blocks per
- * cluster; SPLIT_K > 1 only without CLUSTER_M / CLUSTER_N and PERSIST. */
+ * static_asserts below repeat them): a consumer's rows (BLOCK_M / CONSUMERS, or BLOCK_M with
+ * PINGPONG) a multiple of 64; BLOCK_K a multiple of the atom; accumulators per consumer thread
+ * (a consumer's rows * BLOCK_N / 128) within the register budget (twice that with fp8, which
+ * adds every PROMOTE k-blocks' products into fp32 accumulators); the stages and epilogue
+ * buffers within 227 KiB of shared memory; at most 8 blocks per cluster; SPLIT_K > 1 only without CLUSTER_M / CLUSTER_N,
+ * PERSIST and PINGPONG; EPILOGUE = 1 only with BLOCK_N a multiple of 64, without SWAP_AB and
+ * SPLIT_K. */
 #include "arc_cuda.h"
 #include "wgmma_ops.cuh"
 
@@ -94,6 +108,15 @@
 #ifndef SWAP_AB
 #define SWAP_AB 0
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
+#ifndef EPILOGUE
+#define EPILOGUE 0
+#endif
+#ifndef PROMOTE
+#define PROMOTE 1
+#endif
 #ifndef ARC_GEMM_FP8
 #define ARC_GEMM_FP8 0
 #endif
@@ -114,7 +137,8 @@ typedef ArcWgmmaBf16 WgmmaType;
 #endif
 constexpr int kKStep = 32 / kElemBytes;  // K per wgmma: 32 bytes
 constexpr int kClusterSize = CLUSTER_M * CLUSTER_N * SPLIT_K;
-constexpr int kWgRows = BLOCK_M / CONSUMERS;
+constexpr bool kPingPong = PINGPONG != 0;
+constexpr int kWgRows = kPingPong ? BLOCK_M : BLOCK_M / CONSUMERS;  // a consumer's rows of a tile
 constexpr int kMReps = kWgRows / 64;
 constexpr int kAtom = SWIZZLE / kElemBytes;  // K elements per swizzle atom
 constexpr int kAtoms = BLOCK_K / kAtom;
@@ -130,20 +154,27 @@ constexpr int kProducerRegs = 40;
 // steps of 8, at most 240.
 constexpr int kConsumerRegsRaw = (65536 - 128 * kProducerRegs) / (128 * CONSUMERS) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerRegsRaw > 240 ? 240 : kConsumerRegsRaw;
+// The TMA-store epilogue: two 64 x 64 bf16 sub-tile buffers per consumer after the stages.
+constexpr int kEpiTile = 64;
+constexpr int kEpiBytes = kEpiTile * kEpiTile * 2;
 
-static_assert(BLOCK_M % (64 * CONSUMERS) == 0, "BLOCK_M / CONSUMERS must be a multiple of 64");
+static_assert(kWgRows % 64 == 0 && (kPingPong || BLOCK_M % CONSUMERS == 0), "a consumer's rows of a tile must be a multiple of 64");
 static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "BLOCK_N: 8..256, a multiple of 8");
 static_assert(SWIZZLE == 32 || SWIZZLE == 64 || SWIZZLE == 128, "SWIZZLE: 32, 64 or 128 bytes");
 static_assert(BLOCK_K % kAtom == 0 && BLOCK_K % kKStep == 0, "BLOCK_K must be a multiple of the swizzle atom");
 static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "CONSUMERS: 1..3");
 static_assert(STAGES >= 2 && STAGES <= 12, "STAGES: 2..12");
 static_assert(kClusterSize <= 8, "at most 8 blocks per cluster");
-static_assert(SPLIT_K == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && PERSIST == 0),
-              "SPLIT_K > 1 needs CLUSTER_M = CLUSTER_N = 1 and PERSIST = 0");
+static_assert(SPLIT_K == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && PERSIST == 0 && PINGPONG == 0),
+              "SPLIT_K > 1 needs CLUSTER_M = CLUSTER_N = 1, PERSIST = 0 and PINGPONG = 0");
 static_assert(!kMulticast || (kASlice % 8 == 0 && kBSlice % 8 == 0),
               "a multicast slice must be a multiple of 8 rows");
 static_assert((ARC_GEMM_FP8 ? 2 : 1) * kAccum + 40 <= kConsumerRegs,
               "accumulators exceed the consumers' register budget");
+static_assert(PROMOTE >= 1 && PROMOTE <= 16, "PROMOTE: 1..16 k-blocks");
+static_assert(EPILOGUE == 0 || EPILOGUE == 1, "EPILOGUE: 0 (registers) or 1 (TMA store)");
+static_assert(EPILOGUE == 0 || (BLOCK_N % kEpiTile == 0 && SWAP_AB == 0 && SPLIT_K == 1),
+              "EPILOGUE = 1 needs BLOCK_N a multiple of 64, SWAP_AB = 0 and SPLIT_K = 1");
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -208,6 +239,37 @@ __device__ __forceinline__ void tma_load_multicast(unsigned dst, const arc_tenso
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
+// Stores the box at shared-memory `src` into the tensor at (c0, c1) (innermost first), as one
+// bulk async-group of this thread; elements outside the tensor are not written.
+__device__ __forceinline__ void tma_store(const arc_tensor_map* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// Waits until at most N of this thread's bulk stores still read their shared-memory source.
+template <int N>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until every bulk store of this thread is complete.
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's shared-memory writes visible to the async proxy (the TMA store).
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// A barrier of `count` threads on hardware barrier `id` (0 is __syncthreads'): the consumers,
+// or one consumer warpgroup, without the producer.
+__device__ __forceinline__ void named_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// ---- the ring ----------------------------------------------------------------------------
+// Advances a ring position (stage, phase) by n k-blocks: the phase flips at every wrap.
+__device__ __forceinline__ void advance(int& stage, unsigned& phase, int n) {
+  stage += n;
+  phase ^= static_cast<unsigned>(stage / STAGES) & 1u;
+  stage %= STAGES;
+}
 
 // ---- wgmma -------------------------------------------------------------------------------
 // A shared-memory matrix descriptor for a K-major operand whose rows are SWIZZLE bytes,
@@ -232,8 +294,9 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[kMReps][BLOCK_N 
 }
 
 // Issues one stage's wgmmas for a consumer: every 32-byte step of K in the stage, for each of
-// the consumer's 64-row steps, into d (fresh: the first step overwrites d instead of adding).
-__device__ __forceinline__ void mma_stage(float (&d)[kMReps][BLOCK_N / 2], unsigned sa, unsigned sb, int consumer,
+// the consumer's 64-row steps from tile row `rows`, into d (fresh: the first step overwrites d
+// instead of adding).
+__device__ __forceinline__ void mma_stage(float (&d)[kMReps][BLOCK_N / 2], unsigned sa, unsigned sb, int rows,
                                           bool fresh) {
 #pragma unroll
   for (int kk = 0; kk < BLOCK_K / kKStep; ++kk) {
@@ -242,7 +305,7 @@ __device__ __forceinline__ void mma_stage(float (&d)[kMReps][BLOCK_N / 2], unsig
     const unsigned long long db = descriptor(sb + atom * BLOCK_N * SWIZZLE + within);
 #pragma unroll
     for (int r = 0; r < kMReps; ++r) {
-      const int row = consumer * kWgRows + r * 64;
+      const int row = rows + r * 64;
       const unsigned long long da = descriptor(sa + (atom * BLOCK_M + row) * SWIZZLE + within);
       Wgmma<BLOCK_N, WgmmaType>::mma(d[r], da, db, fresh && kk == 0 ? 0 : 1);
     }
@@ -305,6 +368,150 @@ __device__ __forceinline__ void store_tile_pair(arc_bf16* y, int m, int n, int r
 #endif
 }
 
+// ---- consumers ---------------------------------------------------------------------------
+typedef float Accum[kMReps][BLOCK_N / 2];
+
+// A consumer's mainloop for one tile: waits for each of the tile's k_blocks stages from ring
+// position (stage, phase), issues its wgmmas for the consumer's rows (from tile row `rows`) into
+// acc and releases each stage once the wgmmas that read it have retired. Leaves (stage, phase)
+// after the tile's k-blocks and acc complete (no wgmma in flight).
+__device__ __forceinline__ void mainloop(Accum& acc, unsigned char* smem, unsigned long long* full_bar,
+                                         unsigned long long* empty_bar, int& stage, unsigned& phase, int k_blocks,
+                                         int rows, int tid) {
+#pragma unroll
+  for (int r = 0; r < kMReps; ++r)
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+  int pending = -1;  // the stage read by the wgmma group still in flight
+  if constexpr (!ARC_GEMM_FP8) {
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      mbar_wait(smem_addr(&full_bar[stage]), phase);
+      const unsigned sa = smem_addr(smem + stage * kStageBytes);
+      fence_accumulators(acc);
+      wgmma_fence();
+      mma_stage(acc, sa, sa + kAStage, rows, false);
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_accumulators(acc);
+      if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
+      pending = stage;
+      advance(stage, phase, 1);
+    }
+  } else {
+    // fp8 wgmma keeps fewer accumulator bits than fp32: PROMOTE k-blocks accumulate into
+    // `block` from zero (one wgmma group in flight across them, as for bf16), which is then
+    // added to acc in full fp32 once its wgmmas have retired (promotion every PROMOTE * BLOCK_K
+    // of K).
+    Accum block;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      mbar_wait(smem_addr(&full_bar[stage]), phase);
+      const unsigned sa = smem_addr(smem + stage * kStageBytes);
+      fence_accumulators(block);
+      wgmma_fence();
+      mma_stage(block, sa, sa + kAStage, rows, kb % PROMOTE == 0);
+      wgmma_commit();
+      if (kb % PROMOTE == PROMOTE - 1 || kb == k_blocks - 1) {
+        wgmma_wait<0>();
+        fence_accumulators(block);
+#pragma unroll
+        for (int r = 0; r < kMReps; ++r)
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] += block[r][i];
+        if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
+        release_stage(smem_addr(&empty_bar[stage]), tid);
+        pending = -1;
+      } else {
+        wgmma_wait<1>();
+        fence_accumulators(block);
+        if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
+        pending = stage;
+      }
+      advance(stage, phase, 1);
+    }
+  }
+  wgmma_wait<0>();
+  fence_accumulators(acc);
+  if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
+}
+
+// EPILOGUE = 0: stores the consumer's rows of the tile from registers, row0 and col0 its first
+// output row and column in the kernel's M' x N'. Thread (warp, lane) holds, in each 64-row step
+// r, the column pairs q: row 16 * warp + lane / 4 + 8 * (q % 2), columns 8 * (q / 2) +
+// 2 * (lane % 4) (+ 1). With SPLIT_K > 1 this block stores only its share of the pairs (every
+// SPLIT_K-th from `split`), each the sum of every block's partial in `part` (the block's own
+// from registers).
+__device__ __forceinline__ void store_registers(const Accum& acc, arc_bf16* y, int m_rows, int n_cols, int row0,
+                                                int col0, float scale, int split, const float* part, int tid) {
+  const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+  for (int r = 0; r < kMReps; ++r) {
+#pragma unroll
+    for (int q = 0; q < BLOCK_N / 4; ++q) {
+      if (SPLIT_K > 1 && (r * (BLOCK_N / 4) + q) % SPLIT_K != split) continue;
+      float v0 = acc[r][2 * q], v1 = acc[r][2 * q + 1];
+      if (SPLIT_K > 1) {
+        for (int s = 0; s < SPLIT_K; ++s) {
+          if (s == split) continue;
+          v0 += ld_dsmem(smem_addr(&part[(r * (BLOCK_N / 2) + 2 * q) * 128 + tid]), static_cast<unsigned>(s));
+          v1 += ld_dsmem(smem_addr(&part[(r * (BLOCK_N / 2) + 2 * q + 1) * 128 + tid]), static_cast<unsigned>(s));
+        }
+      }
+      const int row = row0 + r * 64 + warp * 16 + lane / 4 + 8 * (q % 2);
+      const int col = col0 + 8 * (q / 2) + 2 * (lane % 4);
+      store_tile_pair(y, m_rows, n_cols, row, col, v0 * scale, v1 * scale);
+    }
+  }
+}
+
+// EPILOGUE = 1: the consumer's rows of the tile in 64 x 64 sub-tiles, each written to one of the
+// consumer's two buffers at `epi` (128-byte rows, the 16-byte chunk c of row rr at chunk
+// c ^ (rr % 8), TMA's 128-byte swizzle) and stored by thread 0 with a TMA store into y (tensor
+// map `map_y`); `sub` counts the consumer's sub-tiles so the buffers alternate across tiles. A
+// buffer is rewritten only once the store that read it has finished reading. Needs n even (the
+// map's stride rule), so a pair is inside y or outside it whole.
+__device__ __forceinline__ void store_tma(const Accum& acc, const arc_tensor_map* map_y, unsigned epi, const arc_bf16* y,
+                                          int m_rows, int n_cols, int row0, int col0, float scale, int consumer,
+                                          int tid, int& sub) {
+  const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+  for (int r = 0; r < kMReps; ++r) {
+#pragma unroll
+    for (int cc = 0; cc < BLOCK_N / kEpiTile; ++cc) {
+      const unsigned buf = epi + static_cast<unsigned>(sub & 1) * kEpiBytes;
+      if (tid == 0) tma_store_wait_read<1>();
+      named_sync(2 + consumer, 128);
+#pragma unroll
+      for (int g = 0; g < kEpiTile / 8; ++g) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = (cc * (kEpiTile / 8) + g) * 4 + 2 * h;
+          const int rr = warp * 16 + lane / 4 + 8 * h;
+          float v0 = acc[r][i] * scale, v1 = acc[r][i + 1] * scale;
+#if ARC_RESIDUAL
+          const int row = row0 + r * 64 + rr, col = col0 + cc * kEpiTile + g * 8 + 2 * (lane % 4);
+          if (row < m_rows && col < n_cols) {
+            const float2 res =
+                arc_bf16x2_to_f32x2(*reinterpret_cast<const unsigned*>(y + static_cast<long long>(row) * n_cols + col));
+            v0 += res.x;
+            v1 += res.y;
+          }
+#else
+          (void)y;
+          (void)m_rows;
+          (void)n_cols;
+#endif
+          const unsigned at = buf + static_cast<unsigned>(rr * 128 + ((g ^ (rr & 7)) << 4) + 4 * (lane % 4));
+          asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at), "r"(arc_f32x2_to_bf16x2(v0, v1)) : "memory");
+        }
+      }
+      fence_async_shared();
+      named_sync(2 + consumer, 128);
+      if (tid == 0) tma_store(map_y, buf, col0 + cc * kEpiTile, row0 + r * 64);
+      ++sub;
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" __global__ void
@@ -322,6 +529,9 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
   unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) & ~1023ull);
   __shared__ __align__(8) unsigned long long full_bar[STAGES];
   __shared__ __align__(8) unsigned long long empty_bar[STAGES];
+  // Ping-pong: consumer c may start a mainloop once order_bar[c] says the consumer before it
+  // has finished its own (consumer 0 starts its first one unasked).
+  __shared__ __align__(8) unsigned long long order_bar[CONSUMERS];
 
   const long long m_rows = a.axes[0], n_cols = a.axes[1], k_len = a.axes[2];
   const int M = static_cast<int>(SWAP_AB ? n_cols : m_rows);  // the kernel's M' and N'
@@ -350,8 +560,9 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(smem_addr(&full_bar[s]), 1);
-      mbar_init(smem_addr(&empty_bar[s]), CONSUMERS * (kMulticast ? CLUSTER_M * CLUSTER_N : 1));
+      mbar_init(smem_addr(&empty_bar[s]), (kPingPong ? 1 : CONSUMERS) * (kMulticast ? CLUSTER_M * CLUSTER_N : 1));
     }
+    for (int c = 0; c < CONSUMERS; ++c) mbar_init(smem_addr(&order_bar[c]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   if (kClusterSize > 1) {
@@ -403,106 +614,63 @@ __launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid
     // Consumers.
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int consumer = wg - 1;
-    const int warp = tid / 32, lane = tid % 32;
     arc_bf16* y = static_cast<arc_bf16*>(a.out[0]);
     const float scale = output_scale(a);
-    float acc[kMReps][BLOCK_N / 2];
-#if ARC_GEMM_FP8
-    float block_acc[kMReps][BLOCK_N / 2];  // one k-block's products (promotion, below)
-#endif
+    const int rows = kPingPong ? 0 : consumer * kWgRows;  // the consumer's first row of a tile
+    const unsigned epi = smem_addr(smem + STAGES * kStageBytes + consumer * 2 * kEpiBytes);
+    int sub = 0;  // TMA-store sub-tiles so far
+    Accum acc;
     int stage = 0;
     unsigned phase = 0;
-    for (int c = cluster_id; c < tiles; c += clusters) {
+    // Cooperative: every tile of the cluster's sequence. Ping-pong: every CONSUMERS-th from the
+    // consumer's, skipping the ring positions of the others' tiles.
+    // The mainloops alternate strictly: besides keeping one consumer's wgmmas on the tensor
+    // cores at a time, this keeps a consumer's waits on the ring's barriers at most one phase
+    // ahead of them (a parity wait cannot tell further phases apart).
+    const int turn = kPingPong ? CONSUMERS : 1;
+    if (kPingPong) advance(stage, phase, consumer * k_blocks);
+    int round = 0;  // the consumer's tiles so far
+    for (int c = cluster_id + (kPingPong ? consumer : 0) * clusters; c < tiles; c += turn * clusters, ++round) {
       const Tile tile = tile_of(c, tm, tn, cm, cn);
-#pragma unroll
-      for (int r = 0; r < kMReps; ++r)
-#pragma unroll
-        for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
-      int pending = -1;  // the stage read by the wgmma group still in flight
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        mbar_wait(smem_addr(&full_bar[stage]), phase);
-        const unsigned sa = smem_addr(smem + stage * kStageBytes);
-        const unsigned sb = sa + kAStage;
-#if ARC_GEMM_FP8
-        // fp8 wgmma keeps fewer accumulator bits than fp32: each k-block accumulates into
-        // `block_acc` from zero and is then added to `acc` in full fp32 (promotion every
-        // BLOCK_K), so no wgmma group stays in flight across k-blocks.
-        fence_accumulators(block_acc);
-        wgmma_fence();
-        mma_stage(block_acc, sa, sb, consumer, true);
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_accumulators(block_acc);
+      if (kPingPong && (consumer > 0 || round > 0)) {
+        mbar_wait(smem_addr(&order_bar[consumer]), static_cast<unsigned>(consumer > 0 ? round : round - 1) & 1u);
+      }
+      mainloop(acc, smem, full_bar, empty_bar, stage, phase, k_blocks, rows, tid);
+      if (kPingPong) {
+        if (tid == 0) mbar_arrive(smem_addr(&order_bar[(consumer + 1) % CONSUMERS]));
+        advance(stage, phase, (CONSUMERS - 1) * k_blocks);
+      }
+
+      // Split-K: every load has landed and been consumed by every consumer (they wait for each
+      // other: a partial must not overwrite a stage another consumer's wgmmas still read), so
+      // the stages hold the partial sums, thread-major so that remote reads are coalesced.
+      float* part = reinterpret_cast<float*>(smem) + consumer * kAccum * 128;
+      if (SPLIT_K > 1) {
+        if (CONSUMERS > 1) named_sync(1, 128 * CONSUMERS);
 #pragma unroll
         for (int r = 0; r < kMReps; ++r)
 #pragma unroll
-          for (int i = 0; i < BLOCK_N / 2; ++i) acc[r][i] += block_acc[r][i];
-#else
-        fence_accumulators(acc);
-        wgmma_fence();
-        mma_stage(acc, sa, sb, consumer, false);
-        wgmma_commit();
-        wgmma_wait<1>();
-        fence_accumulators(acc);
-#endif
-        if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
-        pending = stage;
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
-      }
-      wgmma_wait<0>();
-      fence_accumulators(acc);
-      if (pending >= 0) release_stage(smem_addr(&empty_bar[pending]), tid);
-
-      if (SPLIT_K > 1) {
-        // Every load has landed and been consumed: the stages are free to hold the partial
-        // sums, thread-major so that block 0's remote reads are coalesced.
-        float* part = reinterpret_cast<float*>(smem) + consumer * kAccum * 128;
-        if (split != 0) {
-#pragma unroll
-          for (int r = 0; r < kMReps; ++r)
-#pragma unroll
-            for (int i = 0; i < BLOCK_N / 2; ++i) part[(r * (BLOCK_N / 2) + i) * 128 + tid] = acc[r][i];
-        }
+          for (int i = 0; i < BLOCK_N / 2; ++i) part[(r * (BLOCK_N / 2) + i) * 128 + tid] = acc[r][i];
         cluster_sync();
-        if (split == 0) {
-          for (int s = 1; s < SPLIT_K; ++s) {
-#pragma unroll
-            for (int r = 0; r < kMReps; ++r)
-#pragma unroll
-              for (int i = 0; i < BLOCK_N / 2; ++i)
-                acc[r][i] += ld_dsmem(smem_addr(&part[(r * (BLOCK_N / 2) + i) * 128 + tid]), static_cast<unsigned>(s));
-          }
-        }
-        cluster_sync();
-        if (split != 0) continue;
       }
-
-      // Epilogue: thread (warp, lane) holds rows 16 * warp + lane / 4 (+ 8) of each 64-row
-      // step and columns 8 * i + 2 * (lane % 4) (+ 1).
-#pragma unroll
-      for (int r = 0; r < kMReps; ++r) {
-        const int row = tile.m * BLOCK_M + consumer * kWgRows + r * 64 + warp * 16 + lane / 4;
-#pragma unroll
-        for (int i = 0; i < BLOCK_N / 8; ++i) {
-          const int col = tile.n * BLOCK_N + i * 8 + 2 * (lane % 4);
-          store_tile_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row, col, acc[r][4 * i] * scale,
-                     acc[r][4 * i + 1] * scale);
-          store_tile_pair(y, static_cast<int>(m_rows), static_cast<int>(n_cols), row + 8, col, acc[r][4 * i + 2] * scale,
-                     acc[r][4 * i + 3] * scale);
-        }
+      const int row0 = tile.m * BLOCK_M + rows, col0 = tile.n * BLOCK_N;
+      if (EPILOGUE == 1) {
+        store_tma(acc, &t.map[4], epi, y, static_cast<int>(m_rows), static_cast<int>(n_cols), row0, col0, scale,
+                  consumer, tid, sub);
+      } else {
+        store_registers(acc, y, static_cast<int>(m_rows), static_cast<int>(n_cols), row0, col0, scale, split, part,
+                        tid);
       }
     }
+    // The shared-memory buffers stay until every TMA store has read them.
+    if (EPILOGUE == 1 && tid == 0) tma_store_wait_all();
   }
   if (SPLIT_K > 1 && wg == 0) {
-    // The producer warpgroup takes part in the consumers' two cluster barriers.
-    cluster_sync();
+    // The producer warpgroup takes part in the consumers' cluster barrier (partials written).
     cluster_sync();
   }
-  // No block of a cluster leaves while another may still multicast into its shared memory or
-  // arrive on its barriers.
+  // No block of a cluster leaves while another may still multicast into its shared memory,
+  // arrive on its barriers or read its split-K partials.
   if (kClusterSize > 1) cluster_sync();
 #endif
 }
