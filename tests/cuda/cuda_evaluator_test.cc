@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -19,6 +21,7 @@
 #include "base/throttle.h"
 #include "eval/pair.h"
 #include "problem/problem.h"
+#include "tests/cuda/hopper_cases.h"
 #include "tests/cuda/paths.h"
 
 namespace arc::eval {
@@ -470,72 +473,40 @@ TEST_F(CudaEvaluatorTest, AnImpossibleWorkspaceIsOutOfMemory) {
   EXPECT_EQ(run(ev, mode(0)).workloads[0]->status, WorkloadStatus::OK);
 }
 
-// The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms:
-// persistent or not, one to three consumers, each swizzle, clusters with and without TMA
-// multicast, split-K through distributed shared memory, swapped operands for a skinny m, the
-// in-place residual (attn_out_proj_bf16) and fp8 with its scales (gemm_fp8). Every variant is
-// correct on every workload.
+// The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms
+// (tests/cuda/hopper_cases.h): every variant is correct on every workload.
 TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
   ARC_REQUIRE_GPU();
-  const std::vector<std::map<std::string, std::string>> variants = {
-      {},
-      {{"PERSIST", "0"}, {"RASTER", "1"}, {"GROUP", "1"}},
-      {{"BLOCK_M", "64"},
-       {"BLOCK_N", "128"},
-       {"CONSUMERS", "1"},
-       {"SWIZZLE", "64"},
-       {"BLOCK_K", "64"},
-       {"STAGES", "6"}},
-      {{"BLOCK_M", "192"},
-       {"BLOCK_N", "128"},
-       {"CONSUMERS", "3"},
-       {"SWIZZLE", "32"},
-       {"BLOCK_K", "32"}},
-      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}},
-      {{"CLUSTER_M", "2"}, {"CLUSTER_N", "2"}, {"MULTICAST", "1"}, {"BLOCK_N", "128"}},
-      {{"CLUSTER_N", "2"},
-       {"MULTICAST", "0"},
-       {"BLOCK_N", "128"},
-       {"BLOCK_K", "128"},
-       {"STAGES", "3"}},
-      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
-      {{"SWAP_AB", "1"}, {"BLOCK_N", "32"}, {"BLOCK_M", "64"}, {"CONSUMERS", "1"}}};
-  // fp8 (gemm_fp8: e4m3 operands, scales read in the epilogue): its own atoms of K.
-  const std::vector<std::map<std::string, std::string>> fp8_variants = {
-      {},
-      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}},
-      {{"SWIZZLE", "64"}, {"BLOCK_K", "64"}, {"BLOCK_N", "128"}, {"STAGES", "6"}},
-      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}}};
-  for (const char* name : {"gemm_bf16", "attn_out_proj_bf16", "gemm_fp8"}) {
-    const bool residual = std::string(name) == "attn_out_proj_bf16";
-    const bool fp8 = std::string(name) == "gemm_fp8";
-    auto p = load_problem(source_dir() / "problems" / "gpu" / name);
-    ASSERT_TRUE(p) << p.status().to_string();
+  std::string loaded;
+  std::optional<problem::Problem> p;
+  std::unique_ptr<CudaEvaluator> ev;
+  for (const auto& hc : test_cases::hopper_mechanisms()) {
+    if (hc.problem != loaded) {
+      auto lp = load_problem(source_dir() / "problems" / "gpu" / hc.problem);
+      ASSERT_TRUE(lp) << lp.status().to_string();
+      ev.reset();
+      p.emplace(std::move(*lp));
+      ev = std::make_unique<CudaEvaluator>(*p, options());
+      loaded = hc.problem;
+    }
     const Family* f = p->family("hopper");
     ASSERT_NE(f, nullptr);
-    CudaEvaluator ev(*p, options());
     EvalSettings s = light();
     s.rounds = 1;
     s.repetitions = 3;
     s.timeout_s = 60;
-    const auto& list = fp8 ? fp8_variants : variants;
-    for (size_t i = 0; i < list.size(); ++i) {
-      // The residual path differs only in the epilogue: the default and one swapped variant.
-      if (residual && i != 0 && i != 7) continue;
-      const auto& knobs = list[i];
-      Candidate c;
-      c.base = f->default_variant();
-      for (const auto& [k, v] : knobs) c.base.knobs[k] = v;
-      ASSERT_EQ(p->constraint_violation(c), "") << c.base.key();
-      auto r = run(ev, c, s);
-      for (const auto& w : r.workloads) {
-        EXPECT_EQ(w->status, WorkloadStatus::OK)
-            << name << " " << c.base.key() << " " << w->workload << ": " << w->error;
-        const auto flops = p->flops(*p->workload(w->workload));
-        std::printf("%-20s %-70s %-26s %10.1f us  %7.1f TFLOP/s\n", name, c.base.key().c_str(),
-                    w->workload.c_str(), w->median_ns / 1e3,
-                    flops && w->median_ns > 0 ? *flops / w->median_ns / 1e3 : 0.0);
-      }
+    Candidate c;
+    c.base = f->default_variant();
+    for (const auto& [k, v] : hc.knobs) c.base.knobs[k] = v;
+    ASSERT_EQ(p->constraint_violation(c), "") << c.base.key();
+    auto r = run(*ev, c, s);
+    for (const auto& w : r.workloads) {
+      EXPECT_EQ(w->status, WorkloadStatus::OK)
+          << hc.problem << " " << c.base.key() << " " << w->workload << ": " << w->error;
+      const auto flops = p->flops(*p->workload(w->workload));
+      std::printf("%-20s %-70s %-26s %10.1f us  %7.1f TFLOP/s\n", hc.problem.c_str(),
+                  c.base.key().c_str(), w->workload.c_str(), w->median_ns / 1e3,
+                  flops && w->median_ns > 0 ? *flops / w->median_ns / 1e3 : 0.0);
     }
   }
 }
@@ -547,42 +518,7 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
 // printed (docs/performance.md, "The Hopper GEMM family").
 TEST_F(CudaEvaluatorTest, HopperAgainstCublasltInPairs) {
   ARC_REQUIRE_GPU();
-  struct Case {
-    const char* problem;
-    std::map<std::string, std::string> knobs;
-  };
-  const std::vector<Case> cases = {
-      {"gemm_bf16", {}},
-      {"gemm_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
-      {"gemm_bf16", {{"SWAP_AB", "1"}, {"BLOCK_M", "64"}, {"BLOCK_N", "32"}, {"CONSUMERS", "1"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "2"},
-        {"PERSIST", "0"},
-        {"STAGES", "8"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "64"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "2"},
-        {"PERSIST", "0"},
-        {"STAGES", "6"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "4"},
-        {"PERSIST", "0"},
-        {"STAGES", "8"}}},
-      {"gemm_bf16", {{"BLOCK_M", "256"}, {"BLOCK_N", "128"}}},
-      {"attn_out_proj_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
-      {"gemm_fp8", {}},
-      {"gemm_fp8", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}}}};
+  const std::vector<test_cases::HopperCase> cases = test_cases::hopper_pairs();
   const int pairs = 6;
   for (const auto& c : cases) {
     auto p = load_problem(source_dir() / "problems" / "gpu" / c.problem);
@@ -613,7 +549,7 @@ TEST_F(CudaEvaluatorTest, HopperAgainstCublasltInPairs) {
         ratios[w->workload].push_back(w->incumbent->median_ns / w->candidate->median_ns);
       }
     }
-    std::printf("%s %s\n", c.problem, hopper.base.key().c_str());
+    std::printf("%s %s\n", c.problem.c_str(), hopper.base.key().c_str());
     double log_sum = 0;
     for (auto& [w, r] : ratios) {
       std::sort(r.begin(), r.end());

@@ -16,6 +16,7 @@
 
 #include "cuda/nvrtc.h"
 #include "problem/problem.h"
+#include "tests/cuda/hopper_cases.h"
 #include "tests/cuda/paths.h"
 
 namespace arc::eval {
@@ -138,6 +139,61 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
                                     << cubins[i].log << ")";
     }
   }
+  std::error_code ec;
+  fs::remove_all(tmpl, ec);
+}
+
+// The Hopper variants the GPU tests run (tests/cuda/hopper_cases.h) are inside their problems'
+// search spaces and compile for sm_90a without spills and without the wgmma serialization ptxas
+// falls back to when registers of an in-flight wgmma are touched (its C7514 notice).
+TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
+  char tmpl[] = "/tmp/arc-hopper-cases-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  cuda::CompilerOptions o;
+  o.cache_dir = tmpl;
+  o.include_root = source_dir();
+  cuda::Compiler compiler(o);
+  std::map<std::string, problem::Problem> problems;
+  std::vector<cuda::Compiler::Job> jobs;
+  std::vector<std::string> what;
+  std::set<std::string> seen;
+  auto cases = test_cases::hopper_mechanisms();
+  for (const auto& c : test_cases::hopper_pairs()) cases.push_back(c);
+  std::vector<std::string> texts;
+  texts.reserve(cases.size());
+  for (const auto& c : cases) {
+    if (problems.count(c.problem) == 0) {
+      auto p = load_problem(source_dir() / "problems" / "gpu" / c.problem);
+      ASSERT_TRUE(p) << p.status().to_string();
+      problems.emplace(c.problem, std::move(*p));
+    }
+    const problem::Problem& p = problems.at(c.problem);
+    const problem::Family* f = p.family("hopper");
+    ASSERT_NE(f, nullptr) << c.problem;
+    problem::Variant v = f->default_variant();
+    for (const auto& [k, value] : c.knobs) {
+      ASSERT_TRUE(v.knobs.count(k)) << c.problem << ": no knob " << k;
+      v.knobs[k] = value;
+    }
+    EXPECT_EQ(f->constraint_violation(v.knobs, p.integer_params()), "")
+        << c.problem << " " << v.key();
+    if (!seen.insert(c.problem + " " + v.key()).second) continue;
+    texts.push_back(read(f->source));
+    jobs.push_back({texts.back(), f->source.string(), p.defines_for(v), &p.headers});
+    what.push_back(c.problem + " " + v.key());
+  }
+  auto cubins = compiler.compile_all(jobs);
+  ASSERT_EQ(cubins.size(), jobs.size());
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    ASSERT_TRUE(cubins[i].ok) << what[i] << ": " << cubins[i].error;
+    EXPECT_EQ(cubins[i].log.find("C7514"), std::string::npos) << what[i] << ":\n" << cubins[i].log;
+    EXPECT_EQ(cubins[i].log.find("serialized"), std::string::npos) << what[i] << ":\n"
+                                                                   << cubins[i].log;
+    ASSERT_EQ(cubins[i].kernels.size(), 1u) << what[i];
+    EXPECT_EQ(cubins[i].kernels[0].spill_store_bytes, 0) << what[i];
+    EXPECT_EQ(cubins[i].kernels[0].spill_load_bytes, 0) << what[i];
+  }
+  std::printf("%zu Hopper variants compiled\n", jobs.size());
   std::error_code ec;
   fs::remove_all(tmpl, ec);
 }

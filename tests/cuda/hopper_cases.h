@@ -1,0 +1,122 @@
+#pragma once
+// The Hopper GEMM family's (problems/gpu/common/gemm/families/hopper.cu) variants that the GPU
+// tests run: every mechanism checked for correctness, and the variants measured against
+// cuBLASLt's default in pairs. tests/cuda/families_compile_test.cc checks on any machine that
+// each is inside its problem's search space and compiles without serialized wgmmas, so the GPU
+// time goes to running them.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace arc::test_cases {
+
+struct HopperCase {
+  std::string problem;                       // problems/gpu/<problem>
+  std::map<std::string, std::string> knobs;  // differences from the family's defaults
+};
+
+// persistent or not, one to three consumers, each swizzle, clusters with and without TMA
+// multicast, split-K through distributed shared memory (one and two consumers), swapped
+// operands for a skinny m, ping-pong consumers, the TMA-store epilogue; the in-place residual
+// (attn_out_proj_bf16) on the variants whose epilogue differs; fp8 with its scales and
+// promotion interval (gemm_fp8).
+inline std::vector<HopperCase> hopper_mechanisms() {
+  using Knobs = std::map<std::string, std::string>;
+  const std::vector<Knobs> bf16 = {
+      {},
+      {{"PERSIST", "0"}, {"RASTER", "1"}, {"GROUP", "1"}},
+      {{"BLOCK_M", "64"},
+       {"BLOCK_N", "128"},
+       {"CONSUMERS", "1"},
+       {"SWIZZLE", "64"},
+       {"BLOCK_K", "64"},
+       {"STAGES", "6"}},
+      {{"BLOCK_M", "192"},
+       {"BLOCK_N", "128"},
+       {"CONSUMERS", "3"},
+       {"SWIZZLE", "32"},
+       {"BLOCK_K", "32"}},
+      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}},
+      {{"CLUSTER_M", "2"}, {"CLUSTER_N", "2"}, {"MULTICAST", "1"}, {"BLOCK_N", "128"}},
+      {{"CLUSTER_N", "2"},
+       {"MULTICAST", "0"},
+       {"BLOCK_N", "128"},
+       {"BLOCK_K", "128"},
+       {"STAGES", "3"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "32"}, {"BLOCK_M", "64"}, {"CONSUMERS", "1"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "2"}, {"PERSIST", "0"}},
+      {{"PINGPONG", "1"}, {"BLOCK_N", "128"}},
+      {{"PINGPONG", "1"}, {"CONSUMERS", "3"}, {"BLOCK_N", "64"}, {"PERSIST", "0"}},
+      {{"PINGPONG", "1"},
+       {"BLOCK_N", "128"},
+       {"CLUSTER_M", "2"},
+       {"MULTICAST", "1"},
+       {"STAGES", "3"}},
+      {{"EPILOGUE", "1"}, {"STAGES", "3"}},
+      {{"EPILOGUE", "1"}, {"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"RASTER", "1"}}};
+  const std::vector<size_t> residual = {0, 7, 10, 13, 14};
+  const std::vector<Knobs> fp8 = {
+      {},
+      {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}},
+      {{"SWIZZLE", "64"}, {"BLOCK_K", "64"}, {"BLOCK_N", "128"}, {"STAGES", "6"}},
+      {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
+      {{"PROMOTE", "4"}},
+      {{"PINGPONG", "1"}, {"BLOCK_N", "64"}, {"PROMOTE", "2"}},
+      {{"EPILOGUE", "1"}, {"STAGES", "3"}}};
+  std::vector<HopperCase> out;
+  for (const auto& k : bf16) out.push_back({"gemm_bf16", k});
+  for (size_t i : residual) out.push_back({"attn_out_proj_bf16", bf16[i]});
+  for (const auto& k : fp8) out.push_back({"gemm_fp8", k});
+  return out;
+}
+
+// Measured against cuBLASLt's default in pairs (docs/performance.md, "The Hopper GEMM family").
+inline std::vector<HopperCase> hopper_pairs() {
+  return {
+      {"gemm_bf16", {}},
+      {"gemm_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
+      {"gemm_bf16", {{"SWAP_AB", "1"}, {"BLOCK_M", "64"}, {"BLOCK_N", "32"}, {"CONSUMERS", "1"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "2"},
+        {"PERSIST", "0"},
+        {"STAGES", "8"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "64"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "2"},
+        {"PERSIST", "0"},
+        {"STAGES", "6"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "4"},
+        {"PERSIST", "0"},
+        {"STAGES", "8"}}},
+      {"gemm_bf16", {{"BLOCK_M", "256"}, {"BLOCK_N", "128"}}},
+      {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}}},
+      {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"EPILOGUE", "1"}}},
+      {"gemm_bf16",
+       {{"PINGPONG", "1"},
+        {"BLOCK_N", "128"},
+        {"CLUSTER_M", "2"},
+        {"MULTICAST", "1"},
+        {"STAGES", "5"}}},
+      {"gemm_bf16", {{"EPILOGUE", "1"}, {"STAGES", "4"}}},
+      {"attn_out_proj_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
+      {"attn_out_proj_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"EPILOGUE", "1"}}},
+      {"gemm_fp8", {}},
+      {"gemm_fp8", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}}},
+      {"gemm_fp8", {{"PROMOTE", "4"}}},
+      {"gemm_fp8", {{"PINGPONG", "1"}, {"BLOCK_N", "64"}, {"PROMOTE", "4"}, {"EPILOGUE", "1"}}}};
+}
+
+}  // namespace arc::test_cases
