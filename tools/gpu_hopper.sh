@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The Hopper GEMM family on a GPU (docs/performance.md, "The Hopper GEMM family"): every
+# mechanism checked for correctness, the family against cuBLASLt's default in pairs, and
+# campaigns whose best is confirmed in pairs. Run from the source tree with the binaries on PATH
+# (the bundle's env.sh) or built in build/:
+#   tools/gpu_hopper.sh OUT_DIR [PART...]     PART: mechanisms | pairs | campaigns (default: all)
+# BUDGET (default 60) candidates per campaign; PROBLEMS (default "gemm_bf16 attn_out_proj_bf16
+# gemm_fp8") the campaigns' problems; ROUNDS (default 3) the confirmation's pairs. Each part
+# writes OUT_DIR/<part>.txt; OUT_DIR/report.txt collects the lines that matter. The parts are
+# independent, so a part that needs more than one call's time runs in a call of its own.
+set -u
+out=${1:?usage: tools/gpu_hopper.sh OUT_DIR [mechanisms|pairs|campaigns]...}
+shift
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(mechanisms pairs campaigns)
+budget=${BUDGET:-60}
+rounds=${ROUNDS:-3}
+read -r -a problems <<< "${PROBLEMS:-gemm_bf16 attn_out_proj_bf16 gemm_fp8}"
+root=$(cd "$(dirname "$0")/.." && pwd)
+tool() { command -v "$1" || echo "${BUILD_DIR:-$root/build}/$2/$1"; }
+cuda_test=$(tool cuda_test tests)
+arcd=$(tool arcd tools)
+mkdir -p "$out"
+report=$out/report.txt
+say() { echo "$*" | tee -a "$report"; }
+skipped() { grep -q '\[  SKIPPED \]' "$1" && say "  skipped: $(grep -m1 -i 'no gpu\|skip' "$1")"; }
+say "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+
+for part in "${parts[@]}"; do
+  case $part in
+    mechanisms)
+      "$cuda_test" --gtest_filter='CudaEvaluatorTest.HopperFamilyMechanismsAreCorrect' \
+        > "$out/mechanisms.txt" 2>&1
+      say "mechanisms: exit $? ($(grep -c ' us ' "$out/mechanisms.txt") workload runs)"
+      skipped "$out/mechanisms.txt"
+      grep -E 'Failure|WRONG|ERROR|error:' "$out/mechanisms.txt" | head -20 | tee -a "$report"
+      ;;
+    pairs)
+      "$cuda_test" --gtest_filter='CudaEvaluatorTest.HopperAgainstCublasltInPairs' \
+        > "$out/pairs.txt" 2>&1
+      say "pairs: exit $?"
+      skipped "$out/pairs.txt"
+      grep -E '^(gemm|attn)|cuBLASLt/Hopper|geometric|Failure' "$out/pairs.txt" | tee -a "$report"
+      ;;
+    campaigns)
+      for p in "${problems[@]}"; do
+        t0=$(date +%s)
+        "$arcd" run "$root/problems/gpu/$p/campaign.toml" --budget "$budget" --run-dir "$out/$p" \
+          --quiet --json > "$out/$p.json" 2> "$out/$p.err"
+        say "campaign $p: exit $?, $(($(date +%s) - t0)) s"
+        "$arcd" confirm "$out/$p" --rounds "$rounds" > "$out/$p-confirm.txt" 2>&1
+        say "confirm $p: exit $?"
+        tee -a "$report" < "$out/$p-confirm.txt"
+      done
+      ;;
+    *) say "unknown part '$part': expected mechanisms, pairs or campaigns"; exit 2 ;;
+  esac
+done
