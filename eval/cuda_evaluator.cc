@@ -33,7 +33,7 @@ using problem::Problem;
 using problem::resolve_launches;
 using problem::ResolvedLaunch;
 using problem::short_hash;
-using problem::TensorSpec;
+using problem::tensor_index;
 using problem::Variant;
 using problem::Workload;
 namespace {
@@ -41,13 +41,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (ts[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
 
 // The worker's "tensor_maps" entries (eval/cuda_worker.h).
 json tensor_maps_json(const std::vector<problem::ResolvedTensorMap>& maps) {

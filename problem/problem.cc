@@ -146,6 +146,13 @@ int dtype_bytes(const std::string& dtype) {
   return 0;
 }
 
+int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 Result<std::map<std::string, std::string>> read_family_sources(const Problem& problem) {
   std::map<std::string, std::string> out;
   for (const auto& f : problem.families) {

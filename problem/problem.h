@@ -24,6 +24,9 @@ struct TensorSpec {
 // The other CUDA dtypes: "f64" 8, "i32" 4, "fp8_e4m3", "fp8_e5m2", "i8" and "u8" 1.
 int dtype_bytes(const std::string& dtype);
 
+// The index of the tensor called `name` in `ts` (a problem's inputs or outputs); -1 if none.
+int tensor_index(const std::vector<TensorSpec>& ts, const std::string& name);
+
 // One kernel launch of a CUDA family or reference (docs/problem-format-cuda.md): expressions
 // over the axes and the family's numeric knobs.
 struct Launch {

@@ -34,12 +34,6 @@ Result<std::string> arc_cuda_header() {
   return os.str();
 }
 
-const char* cuda_type(const std::string& dtype) {
-  if (dtype == "bf16") return "CUDA_R_16BF";
-  if (dtype == "f16") return "CUDA_R_16F";
-  return "CUDA_R_32F";
-}
-
 bool is_number(const std::string& s) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -191,13 +185,6 @@ const char* tensor_map_type(const std::string& dtype) {
   return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
 }
 
-int index_of(const std::vector<problem::TensorSpec>& ts, const std::string& name) {
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (ts[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 std::string gen_header(const problem::Problem& p, const std::string& name) {
   std::ostringstream h;
   h << "/* KernelArc export of problem " << p.name << ": " << p.description << "\n";
@@ -337,20 +324,22 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
                         renames);
   }
 
-  // cuBLASLt: the runtime and a plan table per library variant.
+  // cuBLASLt: the runtime, and per library variant its plan table and product.
+  std::vector<LtVariant> lt(variants.size());
   if (uses_lt) {
     cu << lt_runtime(recorded_sm(in.device));
     cu << "// ---- cuBLASLt plan tables: the algorithm recorded per workload ----\n";
     for (size_t i = 0; i < variants.size(); ++i) {
       if (!library[i]) continue;
-      std::map<std::string, std::string> knobs = families[i]->knob_values(variants[i]);
-      const int heur = is_number(knobs["HEUR"]) ? std::stoi(knobs["HEUR"]) : 0;
       std::vector<problem::Workload> served;
       for (const auto& w : p.workloads) {
         if (ev.variant_of.at(w.name) == i) served.push_back(w);
       }
-      cu << lt_plan_table(*families[i], served, in.lt_records, heur,
-                          "arc_v" + std::to_string(i) + "_plans");
+      auto v = lt_variant(p, *families[i], variants[i], served, in.lt_records,
+                          "arc_v" + std::to_string(i) + "_lt");
+      if (!v) return v.status();
+      cu << v->definitions;
+      lt[i] = std::move(v.value());
     }
   }
 
@@ -384,39 +373,14 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     }
     return s;
   };
-  // A library variant's shape and tensors, as arc_lt_* arguments.
-  std::vector<std::string> lt_shape(variants.size()), lt_tensors(variants.size());
-  for (size_t i = 0; i < variants.size(); ++i) {
-    if (!library[i]) continue;
-    const problem::Family& f = *families[i];
-    const int ia = index_of(p.inputs, f.gemm.a), ib = index_of(p.inputs, f.gemm.b);
-    const int ic = f.gemm.c.empty() ? -1 : index_of(p.inputs, f.gemm.c);
-    const int id = index_of(p.outputs, f.gemm.d);
-    if (ia < 0 || ib < 0 || id < 0 || (!f.gemm.c.empty() && ic < 0)) {
-      return Status::invalid_argument("family " + f.name + ": gemm tensors not found");
-    }
-    const std::string& dtype = p.inputs[static_cast<size_t>(ia)].dtype;
-    if (dtype != "bf16" && dtype != "f16" && dtype != "f32") {
-      return Status::invalid_argument("family " + f.name + ": the export's cuBLASLt runtime runs " +
-                                      "bf16, f16 and f32 products, not " + dtype +
-                                      " (fp8 scales and fast accumulation are not exported yet)");
-    }
-    lt_shape[i] = "arc_v" + std::to_string(i) + "_plans, llround(" + f.gemm.m + "), llround(" +
-                  f.gemm.n + "), llround(" + f.gemm.k + "), " +
-                  cuda_type(p.inputs[static_cast<size_t>(ia)].dtype);
-    lt_tensors[i] = "inputs[" + std::to_string(ia) + "], inputs[" + std::to_string(ib) + "], " +
-                    (ic >= 0 ? "inputs[" + std::to_string(ic) + "]" : "nullptr") + ", outputs[" +
-                    std::to_string(id) + "]";
-  }
-
   cu << "extern \"C\" size_t " << name << "_workspace_bytes(const long long* axes) {\n"
      << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
     const problem::Family& f = *families[i];
     cu << "    case " << i << ": {\n" << knob_locals(f, variants[i]);
     if (library[i]) {
-      cu << "      return arc_lt_workspace_bytes(" << lt_shape[i] << ", "
-         << (f.gemm.c.empty() ? "false" : "true") << ");\n    }\n";
+      cu << "      return arc_lt_workspace_bytes(" << lt[i].shape << ", "
+         << (lt[i].accumulate ? "true" : "false") << ");\n    }\n";
     } else {
       cu << "      return static_cast<size_t>(llround(" << cxx_expr(f.workspace) << "));\n    }\n";
     }
@@ -426,10 +390,9 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
   cu << "extern \"C\" const char* " << name << "_plan(const long long* axes) {\n"
      << axis_locals() << "  switch (" << name << "_variant_for(axes)) {\n";
   for (size_t i = 0; i < variants.size(); ++i) {
-    const problem::Family& f = *families[i];
     if (library[i]) {
-      cu << "    case " << i << ":\n      return arc_lt_plan_in_use(" << lt_shape[i] << ", "
-         << (f.gemm.c.empty() ? "false" : "true") << ");\n";
+      cu << "    case " << i << ":\n      return arc_lt_plan_in_use(" << lt[i].shape << ", "
+         << (lt[i].accumulate ? "true" : "false") << ");\n";
     } else {
       cu << "    case " << i << ":\n      return \""
          << escape_c("variant " + std::to_string(i) + ": " + variants[i].key()) << "\";\n";
@@ -448,7 +411,7 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
     cu << "    case " << i << ": {  // " << variants[i].key() << "\n"
        << knob_locals(f, variants[i]);
     if (library[i]) {
-      cu << "      return arc_lt_gemm(" << lt_shape[i] << ", " << lt_tensors[i]
+      cu << "      return arc_lt_gemm(" << lt[i].shape << ", " << lt[i].tensors
          << ", workspace, stream);\n    }\n";
       continue;
     }
@@ -465,10 +428,10 @@ Result<std::vector<ExportedFile>> export_cuda(const KernelExportInput& in) {
       cu << "        arc_tensor_maps maps;\n        memset(&maps, 0, sizeof maps);\n";
       for (size_t m = 0; m < f.tensor_maps.size(); ++m) {
         const problem::TensorMapSpec& spec = f.tensor_maps[m];
-        int index = index_of(p.inputs, spec.tensor);
+        int index = problem::tensor_index(p.inputs, spec.tensor);
         bool output = false;
         if (index < 0) {
-          index = index_of(p.outputs, spec.tensor);
+          index = problem::tensor_index(p.outputs, spec.tensor);
           output = true;
         }
         if (index < 0)
@@ -586,7 +549,7 @@ Result<std::vector<ExportedFile>> export_sol_execbench(const KernelExportInput& 
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const auto& t = p.outputs[i];
     if (t.alias.empty()) continue;
-    const int ai = index_of(p.inputs, t.alias);
+    const int ai = problem::tensor_index(p.inputs, t.alias);
     // KernelArc updates the aliased input in place; here the output is separate.
     k << "  cudaMemcpyAsync(out[" << i << "], in[" << ai << "], " << t.alias
       << ".nbytes(), cudaMemcpyDeviceToDevice, stream);\n  in[" << ai << "] = out[" << i << "];\n";

@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "problem/expression.h"
 #include "replay/export_text.h"
 
 namespace arc::replay {
@@ -22,6 +23,16 @@ struct arc_lt_plan {
   unsigned long long bytes[8];    /* its cublasLtMatmulAlgo_t (all 0: not recorded) */
   int heur;                       /* the fallback: the heuristic's choice of this rank */
   const char* recorded;
+};
+
+// A library variant: its plan table and the product it computes, as the KernelArc worker runs
+// it (cuda/cublaslt.cc).
+struct arc_lt_variant {
+  const arc_lt_plan* plans;
+  cudaDataType_t ab_type; /* A and B */
+  cudaDataType_t cd_type; /* C and D */
+  int fp8;                /* 1: fp8 A and B: FAST_ACCUM is set and each call passes its scales */
+  int fast_accum;         /* CUBLASLT_MATMUL_DESC_FAST_ACCUM (fp8 only): the knob FAST_ACCUM */
 };
 
 namespace arc_lt {
@@ -81,17 +92,20 @@ struct Shape {
   cublasLtMatmulAlgo_t algo;
   size_t workspace = 0;  // what `algo` needs
   std::string plan;      // which algorithm, and why
+  // fp8: every call sets its own scale pointers on `desc`, which the shape's calls share; held
+  // from setting them until cublasLtMatmul has read them (it reads the descriptor as it
+  // enqueues).
+  std::mutex scales;
 };
 
 struct Key {
   int device;
   long long m, n, k;
-  int type;
   bool accumulate;
-  uintptr_t table;
+  uintptr_t variant;  // the variant's types and FAST_ACCUM come with it
   bool operator<(const Key& o) const {
-    return std::tie(device, m, n, k, type, accumulate, table) <
-           std::tie(o.device, o.m, o.n, o.k, o.type, o.accumulate, o.table);
+    return std::tie(device, m, n, k, accumulate, variant) <
+           std::tie(o.device, o.m, o.n, o.k, o.accumulate, o.variant);
   }
 };
 
@@ -111,7 +125,7 @@ Cache& cache() {
 
 // Makes s.algo the recorded algorithm of `row` and sets s.workspace; else says why it cannot be
 // used on this device (s.algo is then undefined).
-std::string use_recorded(Shape& s, const arc_lt_plan& row, cudaDataType_t type, int sm) {
+std::string use_recorded(Shape& s, const arc_lt_plan& row, const arc_lt_variant& v, int sm) {
   if (row.algo < 0) return "no algorithm was recorded for this shape";
   if (kRecordedSm != 0 && sm != kRecordedSm) {
     return "the algorithm was measured on sm_" + std::to_string(kRecordedSm) +
@@ -125,8 +139,9 @@ std::string use_recorded(Shape& s, const arc_lt_plan& row, cudaDataType_t type, 
   } else {
     // Another cuBLASLt (or a plan logged without its bytes): rebuilt from its configuration.
     how = "rebuilt from its configuration";
-    cublasStatus_t st = cublasLtMatmulAlgoInit(s.handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, type,
-                                               type, type, type, row.algo, &s.algo);
+    cublasStatus_t st = cublasLtMatmulAlgoInit(s.handle, CUBLAS_COMPUTE_32F, CUDA_R_32F,
+                                               v.ab_type, v.ab_type, v.cd_type, v.cd_type,
+                                               row.algo, &s.algo);
     if (st != CUBLAS_STATUS_SUCCESS) {
       return "cublasLtMatmulAlgoInit(algo " + std::to_string(row.algo) + ") failed: " +
              status_text(st);
@@ -185,7 +200,7 @@ std::string use_recorded(Shape& s, const arc_lt_plan& row, cudaDataType_t type, 
 
 // Sets up one shape: descriptors, layouts, and the recorded algorithm or, where that cannot be
 // used, the heuristic's choice of rank `heur` (rank 0 when it offers fewer).
-cudaError_t make_shape(Cache& c, const Key& key, const arc_lt_plan* table, cudaDataType_t type,
+cudaError_t make_shape(Cache& c, const Key& key, const arc_lt_variant& v,
                        std::unique_ptr<Shape>* out) {
   auto s = std::make_unique<Shape>();
   s->device = key.device;
@@ -202,12 +217,17 @@ cudaError_t make_shape(Cache& c, const Key& key, const arc_lt_plan* table, cudaD
   const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
   ARC_LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t));
   ARC_LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
+  if (v.fp8) {
+    const int8_t fast = static_cast<int8_t>(v.fast_accum);
+    ARC_LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                              sizeof fast));
+  }
   cublasLtMatrixLayout_t layout = nullptr;
-  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, type, key.k, key.n, key.k));
+  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, v.ab_type, key.k, key.n, key.k));
   s->a.reset(layout);
-  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, type, key.k, key.m, key.k));
+  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, v.ab_type, key.k, key.m, key.k));
   s->b.reset(layout);
-  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, type, key.n, key.m, key.n));
+  ARC_LT_TRY(cublasLtMatrixLayoutCreate(&layout, v.cd_type, key.n, key.m, key.n));
   s->d.reset(layout);
 
   int major = 0, minor = 0;
@@ -216,9 +236,9 @@ cudaError_t make_shape(Cache& c, const Key& key, const arc_lt_plan* table, cudaD
   e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, key.device);
   if (e != cudaSuccess) return arc_error(e, "cudaDeviceGetAttribute(ComputeCapabilityMinor)");
 
-  const arc_lt_plan* row = table;
+  const arc_lt_plan* row = v.plans;
   while (row->m != 0 && !(row->m == key.m && row->n == key.n && row->k == key.k)) ++row;
-  const std::string why = use_recorded(*s, *row, type, major * 10 + minor);
+  const std::string why = use_recorded(*s, *row, v, major * 10 + minor);
   if (!why.empty()) {
     cublasLtMatmulPreference_t raw = nullptr;
     ARC_LT_TRY(cublasLtMatmulPreferenceCreate(&raw));
@@ -248,13 +268,12 @@ cudaError_t make_shape(Cache& c, const Key& key, const arc_lt_plan* table, cudaD
 }
 
 // The shape's setup on the current device: made by the first call, found by the others.
-cudaError_t shape_for(const arc_lt_plan* table, long long m, long long n, long long k,
-                      cudaDataType_t type, bool accumulate, Shape** out) {
+cudaError_t shape_for(const arc_lt_variant* v, long long m, long long n, long long k,
+                      bool accumulate, Shape** out) {
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return arc_error(e, "cudaGetDevice");
-  const Key key{device, m, n, k, static_cast<int>(type), accumulate,
-                reinterpret_cast<uintptr_t>(table)};
+  const Key key{device, m, n, k, accumulate, reinterpret_cast<uintptr_t>(v)};
   Cache& c = cache();
   {
     std::shared_lock<std::shared_mutex> lock(c.mu);
@@ -268,11 +287,24 @@ cudaError_t shape_for(const arc_lt_plan* table, long long m, long long n, long l
   auto it = c.shapes.find(key);
   if (it == c.shapes.end()) {
     std::unique_ptr<Shape> s;
-    e = make_shape(c, key, table, type, &s);
+    e = make_shape(c, key, *v, &s);
     if (e != cudaSuccess) return e;  // not cached: the next call tries again
     it = c.shapes.emplace(key, std::move(s)).first;
   }
   *out = it->second.get();
+  return cudaSuccess;
+}
+
+// Sets a call's per-tensor scales (device pointers to one float each; null: a factor of 1) on an
+// fp8 shape's descriptor, as the worker does: cuBLASLt's A is our B, so its A scale is b_scale
+// and its B scale a_scale. The caller holds s.scales.
+cudaError_t set_scales(Shape& s, const void* a_scale, const void* b_scale) {
+  const void* lt_a_scale = b_scale;
+  const void* lt_b_scale = a_scale;
+  ARC_LT_TRY(cublasLtMatmulDescSetAttribute(s.desc.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                            &lt_a_scale, sizeof lt_a_scale));
+  ARC_LT_TRY(cublasLtMatmulDescSetAttribute(s.desc.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                            &lt_b_scale, sizeof lt_b_scale));
   return cudaSuccess;
 }
 
@@ -281,16 +313,24 @@ cudaError_t shape_for(const arc_lt_plan* table, long long m, long long n, long l
 }  // namespace arc_lt
 
 // D = A B^T (+ C when c is not null; C may be D itself): A row-major [m, k], B row-major
-// [n, k], C and D row-major [m, n]. `ws`: arc_lt_workspace_bytes bytes, or null for the
-// launcher's own (arc_with_own_workspace).
-static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long n, long long k,
-                               cudaDataType_t type, const void* a, const void* b, const void* c,
-                               void* d, void* ws, cudaStream_t stream) {
+// [n, k], C and D row-major [m, n]; an fp8 variant multiplies A B^T by *a_scale and *b_scale
+// (device pointers to one float each; null: 1). `ws`: arc_lt_workspace_bytes bytes, or null
+// for the launcher's own (arc_with_own_workspace).
+static cudaError_t arc_lt_gemm(const arc_lt_variant* v, long long m, long long n, long long k,
+                               const void* a, const void* b, const void* c, void* d,
+                               const float* a_scale, const float* b_scale, void* ws,
+                               cudaStream_t stream) {
   arc_lt::Shape* s = nullptr;
-  cudaError_t e = arc_lt::shape_for(table, m, n, k, type, c != nullptr, &s);
+  cudaError_t e = arc_lt::shape_for(v, m, n, k, c != nullptr, &s);
   if (e != cudaSuccess) return e;
   auto matmul = [&](void* workspace) -> cudaError_t {
     const float alpha = 1.0f, beta = c != nullptr ? 1.0f : 0.0f;
+    std::unique_lock<std::mutex> scales_held;
+    if (v->fp8) {
+      scales_held = std::unique_lock<std::mutex>(s->scales);
+      const cudaError_t se = arc_lt::set_scales(*s, a_scale, b_scale);
+      if (se != cudaSuccess) return se;
+    }
     const cublasStatus_t st =
         cublasLtMatmul(s->handle, s->desc.get(), &alpha, b, s->a.get(), a, s->b.get(), &beta,
                        c != nullptr ? c : d, s->d.get(), d, s->d.get(), &s->algo, workspace,
@@ -304,26 +344,34 @@ static cudaError_t arc_lt_gemm(const arc_lt_plan* table, long long m, long long 
 
 // The workspace the shape's algorithm uses on the current device (the most any may use when it
 // cannot be set up: the launch then reports why).
-static size_t arc_lt_workspace_bytes(const arc_lt_plan* table, long long m, long long n,
-                                     long long k, cudaDataType_t type, bool accumulate) {
+static size_t arc_lt_workspace_bytes(const arc_lt_variant* v, long long m, long long n,
+                                     long long k, bool accumulate) {
   arc_lt::Shape* s = nullptr;
-  if (arc_lt::shape_for(table, m, n, k, type, accumulate, &s) != cudaSuccess) {
+  if (arc_lt::shape_for(v, m, n, k, accumulate, &s) != cudaSuccess) {
     return arc_lt::kMaxWorkspace;
   }
   return s->workspace;
 }
 
 // Which algorithm the shape runs on the current device, and why; the error when none.
-static const char* arc_lt_plan_in_use(const arc_lt_plan* table, long long m, long long n,
-                                      long long k, cudaDataType_t type, bool accumulate) {
+static const char* arc_lt_plan_in_use(const arc_lt_variant* v, long long m, long long n,
+                                      long long k, bool accumulate) {
   arc_lt::Shape* s = nullptr;
-  if (arc_lt::shape_for(table, m, n, k, type, accumulate, &s) != cudaSuccess) {
+  if (arc_lt::shape_for(v, m, n, k, accumulate, &s) != cudaSuccess) {
     return arc_last_error_text.c_str();
   }
   return s->plan.c_str();
 }
 
 )ARC";
+
+// cuBLASLt's type of a 2-byte or 4-byte float dtype; null for any other.
+const char* cuda_type(const std::string& dtype) {
+  if (dtype == "bf16") return "CUDA_R_16BF";
+  if (dtype == "f16") return "CUDA_R_16F";
+  if (dtype == "f32") return "CUDA_R_32F";
+  return nullptr;
+}
 
 std::string enum_of(const std::string& name, const char* prefix) {
   if (name == "auto") return "0";
@@ -374,8 +422,9 @@ int recorded_sm(const std::string& device) {
 }
 
 std::vector<std::string> lt_runtime_includes() {
-  return {"#include <cublasLt.h>",   "#include <map>",   "#include <memory>",
-          "#include <shared_mutex>", "#include <tuple>", "#include <type_traits>"};
+  return {"#include <cublasLt.h>", "#include <map>",          "#include <memory>",
+          "#include <mutex>",      "#include <shared_mutex>", "#include <tuple>",
+          "#include <type_traits>"};
 }
 
 std::string lt_runtime(int sm) {
@@ -385,10 +434,39 @@ std::string lt_runtime(int sm) {
   return s;
 }
 
-std::string lt_plan_table(const problem::Family& f, const std::vector<problem::Workload>& workloads,
-                          const std::map<std::string, LtRecord>& records, int heur,
-                          const std::string& table) {
+Result<LtVariant> lt_variant(const problem::Problem& p, const problem::Family& f,
+                             const problem::Variant& v,
+                             const std::vector<problem::Workload>& workloads,
+                             const std::map<std::string, LtRecord>& records,
+                             const std::string& name) {
+  const problem::GemmSpec& g = f.gemm;
+  const int ia = problem::tensor_index(p.inputs, g.a), ib = problem::tensor_index(p.inputs, g.b);
+  const int ic = g.c.empty() ? -1 : problem::tensor_index(p.inputs, g.c);
+  const int id = problem::tensor_index(p.outputs, g.d);
+  const int isa = g.a_scale.empty() ? -1 : problem::tensor_index(p.inputs, g.a_scale);
+  const int isb = g.b_scale.empty() ? -1 : problem::tensor_index(p.inputs, g.b_scale);
+  if (ia < 0 || ib < 0 || id < 0 || (!g.c.empty() && ic < 0) || (!g.a_scale.empty() && isa < 0) ||
+      (!g.b_scale.empty() && isb < 0)) {
+    return Status::invalid_argument("family " + f.name + ": gemm tensors not found");
+  }
+  const std::string& dtype = p.inputs[static_cast<size_t>(ia)].dtype;
+  const std::string& out_dtype = p.outputs[static_cast<size_t>(id)].dtype;
+  const bool fp8 = dtype == "fp8_e4m3";
+  const char* ab_type = fp8 ? "CUDA_R_8F_E4M3" : cuda_type(dtype);
+  const char* cd_type = cuda_type(out_dtype);
+  if (ab_type == nullptr || cd_type == nullptr) {
+    return Status::invalid_argument(
+        "family " + f.name + ": the export's cuBLASLt runtime runs bf16, f16 and f32 products " +
+        "and fp8_e4m3 operands with a bf16, f16 or f32 output, not " + dtype + " x " + dtype +
+        " -> " + out_dtype);
+  }
+  std::map<std::string, std::string> knobs = f.knob_values(v);
+  int64_t heur = 0, fast_accum = 0;
+  if (!problem::parse_integer(knobs["HEUR"], heur)) heur = 0;
+  if (!fp8 || !problem::parse_integer(knobs["FAST_ACCUM"], fast_accum)) fast_accum = 0;
+
   std::ostringstream cu;
+  const std::string table = name + "_plans";
   cu << "static const arc_lt_plan " << table << "[] = {\n";
   for (const auto& w : workloads) {
     auto it = records.find(w.name);
@@ -397,10 +475,10 @@ std::string lt_plan_table(const problem::Family& f, const std::vector<problem::W
         it == records.end() || it->second.plan.empty()
             ? "not recorded"
             : it->second.plan + (it->second.library.empty() ? "" : " (" + it->second.library + ")");
-    cu << "  {" << w.axes.at(f.gemm.m) << ", " << w.axes.at(f.gemm.n) << ", " << w.axes.at(f.gemm.k)
-       << ", " << r.algo << ", " << r.tile << ", " << r.stages << ", " << r.splitk << ", "
-       << r.reduction << ", " << r.swizzle << ", " << r.custom << ", " << r.inner << ", "
-       << r.cluster << ", " << r.lt_version << "ULL, {";
+    cu << "  {" << w.axes.at(g.m) << ", " << w.axes.at(g.n) << ", " << w.axes.at(g.k) << ", "
+       << r.algo << ", " << r.tile << ", " << r.stages << ", " << r.splitk << ", " << r.reduction
+       << ", " << r.swizzle << ", " << r.custom << ", " << r.inner << ", " << r.cluster << ", "
+       << r.lt_version << "ULL, {";
     for (size_t i = 0; i < 8; ++i) {
       char word[24];
       std::snprintf(word, sizeof word, "0x%016llxULL",
@@ -410,8 +488,28 @@ std::string lt_plan_table(const problem::Family& f, const std::vector<problem::W
     cu << "}, " << heur << ", \"" << escape_c(w.name + ": " + recorded) << "\"},\n";
   }
   cu << "  {0, 0, 0, -1, 0, 0, 1, 0, 0, -1, -1, -1, 0ULL, {0}, " << heur
-     << ", \"any other shape\"}};\n\n";
-  return cu.str();
+     << ", \"any other shape\"}};\n";
+  cu << "// " << dtype << " x " << dtype << " -> " << out_dtype
+     << (fp8 ? ", FAST_ACCUM " + std::to_string(fast_accum) : std::string()) << "\n";
+  cu << "static const arc_lt_variant " << name << " = {" << table << ", " << ab_type << ", "
+     << cd_type << ", " << (fp8 ? 1 : 0) << ", " << fast_accum << "};\n\n";
+
+  auto tensor = [](const char* list, int index) {
+    return index < 0 ? std::string("nullptr")
+                     : std::string(list) + "[" + std::to_string(index) + "]";
+  };
+  LtVariant out;
+  out.definitions = cu.str();
+  out.shape = "&" + name + ", llround(" + g.m + "), llround(" + g.n + "), llround(" + g.k + ")";
+  // The scales as the worker passes them: the inputs gemm.a_scale and gemm.b_scale.
+  auto scale = [&](int index) {
+    return index < 0 ? std::string("nullptr")
+                     : "static_cast<const float*>(" + tensor("inputs", index) + ")";
+  };
+  out.tensors = tensor("inputs", ia) + ", " + tensor("inputs", ib) + ", " + tensor("inputs", ic) +
+                ", " + tensor("outputs", id) + ", " + scale(isa) + ", " + scale(isb);
+  out.accumulate = ic >= 0;
+  return out;
 }
 
 }  // namespace arc::replay

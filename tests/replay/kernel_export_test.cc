@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
 #include "problem/problem.h"
+#include "tests/replay/nvcc_build.h"
 #include "tests/replay/synthetic_run.h"
 #include "tests/scratch.h"
 
@@ -22,7 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const fs::path kNvcc = "/usr/local/cuda/bin/nvcc";
+using testing::kNvcc;
+using testing::nvcc_build;
 
 fs::path scratch(const std::string& name) {
   fs::path p = testing::scratch_path("export", name);
@@ -39,26 +40,6 @@ fs::path gpu_run(const std::string& problem_dir, const problem::Candidate& best,
   for (const auto& [w, plan] : plans) details[w] = {{"plan", plan}};
   return testing::synthetic_run(scratch("run-" + fs::path(problem_dir).filename().string()),
                                 problem_dir, best, details);
-}
-
-// Compiles (and links, with a caller) an exported .cu with nvcc; returns nvcc's output on
-// failure, "" on success.
-std::string nvcc_build(const fs::path& dir, const std::string& name, bool link_lt) {
-  std::ofstream(dir / "main.cu") << "#include \"" << name << ".h\"\n#include <stdio.h>\n"
-                                 << "int main() {\n  long long axes[" << name
-                                 << "_NUM_AXES] = {0};\n  printf(\"%d %zu\\n\", " << name
-                                 << "_variant_for(axes), " << name
-                                 << "_workspace_bytes(axes));\n  const int rc = " << name
-                                 << "_launch(0, 0, axes, 0, 0) == cudaSuccess ? 0 : 1;\n"
-                                 << "  printf(\"%s %s\\n\", " << name << "_plan(axes), " << name
-                                 << "_last_error());\n  return rc;\n}\n";
-  const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + dir.string() + " " +
-                          (dir / "main.cu").string() + " " + (dir / (name + ".cu")).string() +
-                          " -o " + (dir / "a.out").string() + (link_lt ? " -lcublasLt" : "") +
-                          " > " + (dir / "nvcc.log").string() + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  if (rc == 0 && fs::exists(dir / "a.out")) return "";
-  return cmd + "\n" + slurp(dir / "nvcc.log");
 }
 
 TEST(KernelExport, GatedRowsumExportsOneLauncherThatNvccBuilds) {
@@ -173,17 +154,12 @@ int main() {
   return check(8192, 32000);
 }
 )";
-  const std::string cmd = kNvcc.string() + " -std=c++17 -arch=sm_90a -I" + out.string() + " " +
-                          (out / "check.cu").string() + " " + (out / "rowsum_f32.cu").string() +
-                          " -o " + (out / "check").string() + " > " + (out / "nvcc.log").string() +
-                          " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out / "nvcc.log");
-  const int rc = std::system(
-      ((out / "check").string() + " > " + (out / "run.log").string() + " 2>&1").c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  if (WEXITSTATUS(rc) == 77) GTEST_SKIP() << "no CUDA device here: the export compiled and linked";
-  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(out / "run.log");
-  std::printf("%s", slurp(out / "run.log").c_str());
+  std::string log;
+  const int rc = testing::run_export_check(out, "rowsum_f32", false, &log);
+  ASSERT_NE(rc, -1) << log;
+  if (rc == 77) GTEST_SKIP() << "no CUDA device here: the export compiled and linked";
+  EXPECT_EQ(rc, 0) << log;
+  std::printf("%s", log.c_str());
 }
 
 TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
@@ -219,6 +195,14 @@ TEST(KernelExport, CublasltBestCarriesItsPlanTableAndLinks) {
                     "0x0000000000000000ULL, "),
             std::string::npos)
       << cu.substr(cu.find("plans[]"), 900);
+  // The variant: bf16 A, B, C and D, not fp8 (no FAST_ACCUM, no scales); the launch passes none.
+  EXPECT_NE(cu.find("static const arc_lt_variant arc_v0_lt = {arc_v0_lt_plans, CUDA_R_16BF, "
+                    "CUDA_R_16BF, 0, 0};"),
+            std::string::npos);
+  EXPECT_NE(cu.find("return arc_lt_gemm(&arc_v0_lt, llround(m), llround(n), llround(k), "
+                    "inputs[0], inputs[1], nullptr, outputs[0], nullptr, nullptr, workspace, "
+                    "stream);"),
+            std::string::npos);
   // The device that measured it: a device of another compute capability falls back.
   EXPECT_NE(cu.find("constexpr int kRecordedSm = 90;"), std::string::npos);
   // A workload without a recorded plan falls back to the heuristic's rank HEUR.
