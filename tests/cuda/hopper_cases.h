@@ -17,7 +17,8 @@ struct HopperCase {
 
 // persistent or not, one to three consumers, each swizzle, clusters with and without TMA
 // multicast, split-K through distributed shared memory (one and two consumers), swapped
-// operands for a skinny m, ping-pong consumers, the TMA-store epilogue; the in-place residual
+// operands for a skinny m, ping-pong consumers, the TMA-store epilogue, two blocks per SM; the
+// in-place residual
 // (attn_out_proj_bf16) on the variants whose epilogue differs; fp8 with its scales and
 // promotion interval (gemm_fp8).
 inline std::vector<HopperCase> hopper_mechanisms() {
@@ -54,8 +55,22 @@ inline std::vector<HopperCase> hopper_mechanisms() {
        {"MULTICAST", "1"},
        {"STAGES", "3"}},
       {{"EPILOGUE", "1"}, {"STAGES", "3"}},
-      {{"EPILOGUE", "1"}, {"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"RASTER", "1"}}};
-  const std::vector<size_t> residual = {0, 7, 10, 13, 14};
+      {{"EPILOGUE", "1"}, {"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"RASTER", "1"}},
+      // Two blocks per SM: persistent, and split-K for a skinny m.
+      {{"OCCUPANCY", "2"},
+       {"BLOCK_M", "64"},
+       {"BLOCK_N", "128"},
+       {"CONSUMERS", "1"},
+       {"STAGES", "3"}},
+      {{"OCCUPANCY", "2"},
+       {"SWAP_AB", "1"},
+       {"BLOCK_M", "64"},
+       {"BLOCK_N", "16"},
+       {"CONSUMERS", "1"},
+       {"SPLIT_K", "4"},
+       {"PERSIST", "0"},
+       {"STAGES", "8"}}};
+  const std::vector<size_t> residual = {0, 7, 10, 13, 14, 16};
   const std::vector<Knobs> fp8 = {
       {},
       {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}},
@@ -63,7 +78,8 @@ inline std::vector<HopperCase> hopper_mechanisms() {
       {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
       {{"PROMOTE", "4"}},
       {{"PINGPONG", "1"}, {"BLOCK_N", "64"}, {"PROMOTE", "2"}},
-      {{"EPILOGUE", "1"}, {"STAGES", "3"}}};
+      {{"EPILOGUE", "1"}, {"STAGES", "3"}},
+      {{"OCCUPANCY", "2"}, {"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"CONSUMERS", "1"}}};
   std::vector<HopperCase> out;
   for (const auto& k : bf16) out.push_back({"gemm_bf16", k});
   for (size_t i : residual) out.push_back({"attn_out_proj_bf16", bf16[i]});
@@ -101,6 +117,25 @@ inline std::vector<HopperCase> hopper_pairs() {
         {"SPLIT_K", "4"},
         {"PERSIST", "0"},
         {"STAGES", "8"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "4"},
+        {"PERSIST", "0"},
+        {"STAGES", "8"},
+        {"OCCUPANCY", "2"}}},
+      {"gemm_bf16",
+       {{"SWAP_AB", "1"},
+        {"BLOCK_M", "64"},
+        {"BLOCK_N", "16"},
+        {"CONSUMERS", "1"},
+        {"SPLIT_K", "2"},
+        {"PERSIST", "0"},
+        {"STAGES", "5"},
+        {"BLOCK_K", "128"},
+        {"OCCUPANCY", "2"}}},
       {"gemm_bf16", {{"BLOCK_M", "256"}, {"BLOCK_N", "128"}}},
       {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}}},
       {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"EPILOGUE", "1"}}},

@@ -1008,6 +1008,17 @@ TEST(CudaShippedProblems, HopperFamilySpaceIsLargeAndItsConstraintsHoldAtTheDefa
     epi["SWAP_AB"] = "0";
     epi["BLOCK_N"] = "96";
     EXPECT_NE(f->constraint_violation(epi, p->integer_params()), "");
+    // Two blocks per SM halve the registers: the default 128 x 256 tile no longer fits, nor do
+    // 7 stages of 64 x 64 tiles (half an SM's shared memory).
+    auto two = f->default_variant().knobs;
+    two["OCCUPANCY"] = "2";
+    EXPECT_NE(f->constraint_violation(two, p->integer_params()), "");
+    two["BLOCK_M"] = "64";
+    two["BLOCK_N"] = "64";
+    two["CONSUMERS"] = "1";
+    EXPECT_EQ(f->constraint_violation(two, p->integer_params()), "");
+    two["STAGES"] = "7";
+    EXPECT_NE(f->constraint_violation(two, p->integer_params()), "");
     for (const auto& w : p->workloads) {
       auto maps = resolve_tensor_maps(*p, *f, w, f->default_variant().knobs, check_device_names());
       ASSERT_TRUE(maps.ok()) << maps.status().to_string();
@@ -1036,6 +1047,24 @@ TEST(CudaShippedProblems, HopperFamilySpaceIsLargeAndItsConstraintsHoldAtTheDefa
       auto l3 = resolve_launches(f->launches, w, one, check_device_names());
       ASSERT_TRUE(l3.ok());
       EXPECT_EQ((*l3)[0].shared, (*l1)[0].shared + 2 * 16384);  // two consumers' buffers
+      // Two blocks per SM: a persistent grid of up to twice the SMs.
+      auto occ = f->default_variant().knobs;
+      occ["OCCUPANCY"] = "2";
+      occ["BLOCK_M"] = "64";
+      occ["BLOCK_N"] = "64";
+      occ["CONSUMERS"] = "1";
+      ASSERT_EQ(f->constraint_violation(occ, p->integer_params()), "");
+      auto single = occ;
+      single["OCCUPANCY"] = "1";
+      auto every = occ;  // not persistent: one block per tile
+      every["PERSIST"] = "0";
+      auto lo = resolve_launches(f->launches, w, occ, check_device_names());
+      auto ls = resolve_launches(f->launches, w, single, check_device_names());
+      auto lt = resolve_launches(f->launches, w, every, check_device_names());
+      ASSERT_TRUE(lo.ok() && ls.ok() && lt.ok());
+      const int64_t tiles = (*lt)[0].grid[0];
+      EXPECT_EQ((*lo)[0].grid[0], std::min<int64_t>(tiles, 2 * kCheckSmCount));
+      EXPECT_EQ((*ls)[0].grid[0], std::min<int64_t>(tiles, kCheckSmCount));
     }
   }
 }

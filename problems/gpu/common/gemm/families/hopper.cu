@@ -29,9 +29,11 @@
  * same swizzle mode, so neither side has bank conflicts.
  *
  * Tiles. The grid walks output tiles in units of clusters of CLUSTER_M x CLUSTER_N x SPLIT_K
- * blocks. PERSIST = 1: the grid has min(sm_count, tiles) blocks (rounded to whole clusters) and
- * each cluster strides over the tiles, so the producer loads the next tile while the consumers
- * finish the last. The tile order is RASTER (0: down M first, 1: along N first) in bands of
+ * blocks. PERSIST = 1: the grid has min(OCCUPANCY * sm_count, tiles) blocks (rounded to whole
+ * clusters; with PINGPONG, tiles / CONSUMERS) and each cluster strides over the tiles, so the
+ * producer loads the next tile while the consumers finish the last. OCCUPANCY (1 or 2) blocks
+ * share an SM: each takes that share of the registers and shared memory, so that small tiles
+ * (a skinny m) keep more loads in flight per SM. The tile order is RASTER (0: down M first, 1: along N first) in bands of
  * GROUP tiles, so that consecutive tiles share panels of A or B in L2.
  *
  * Clusters. With CLUSTER_M or CLUSTER_N > 1 the blocks of a cluster compute neighbouring tiles
@@ -60,9 +62,11 @@
  * PINGPONG) a multiple of 64; BLOCK_K a multiple of the atom; accumulators per consumer thread
  * (a consumer's rows * BLOCK_N / 128) within the register budget (twice that with fp8, which
  * adds every PROMOTE k-blocks' products into fp32 accumulators); the stages and epilogue
- * buffers within 227 KiB of shared memory; at most 8 blocks per cluster; SPLIT_K > 1 only without CLUSTER_M / CLUSTER_N,
- * PERSIST and PINGPONG; EPILOGUE = 1 only with BLOCK_N a multiple of 64, without SWAP_AB and
- * SPLIT_K. */
+ * buffers within 227 KiB of shared memory; at most 8 blocks per cluster; SPLIT_K > 1 only
+ * without CLUSTER_M / CLUSTER_N, PERSIST and PINGPONG and with at most two consumers (three
+ * spill registers in its epilogue); EPILOGUE = 1 only with BLOCK_N a multiple of 64, without
+ * SWAP_AB and SPLIT_K; with OCCUPANCY = 2 the accumulators within the launch's share of the
+ * registers and the shared memory within half an SM's. */
 #include "arc_cuda.h"
 #include "wgmma_ops.cuh"
 
@@ -117,6 +121,9 @@
 #ifndef PROMOTE
 #define PROMOTE 1
 #endif
+#ifndef OCCUPANCY
+#define OCCUPANCY 1
+#endif
 #ifndef ARC_GEMM_FP8
 #define ARC_GEMM_FP8 0
 #endif
@@ -150,9 +157,9 @@ constexpr int kASlice = kMulticast ? BLOCK_M / CLUSTER_N : BLOCK_M;  // rows of 
 constexpr int kBSlice = kMulticast ? BLOCK_N / CLUSTER_M : BLOCK_N;
 constexpr int kAccum = kMReps * BLOCK_N / 2;  // floats per consumer thread
 constexpr int kProducerRegs = 40;
-// What the consumers may take: the register file (64 K) less the producer's, per thread, in
-// steps of 8, at most 240.
-constexpr int kConsumerRegsRaw = (65536 - 128 * kProducerRegs) / (128 * CONSUMERS) / 8 * 8;
+// What the consumers may take: the block's share of the register file (64 K / OCCUPANCY) less
+// the producer's, per thread, in steps of 8, at most 240.
+constexpr int kConsumerRegsRaw = (65536 / OCCUPANCY - 128 * kProducerRegs) / (128 * CONSUMERS) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerRegsRaw > 240 ? 240 : kConsumerRegsRaw;
 // The TMA-store epilogue: two 64 x 64 bf16 sub-tile buffers per consumer after the stages.
 constexpr int kEpiTile = 64;
@@ -165,13 +172,19 @@ static_assert(BLOCK_K % kAtom == 0 && BLOCK_K % kKStep == 0, "BLOCK_K must be a 
 static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "CONSUMERS: 1..3");
 static_assert(STAGES >= 2 && STAGES <= 12, "STAGES: 2..12");
 static_assert(kClusterSize <= 8, "at most 8 blocks per cluster");
-static_assert(SPLIT_K == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && PERSIST == 0 && PINGPONG == 0),
-              "SPLIT_K > 1 needs CLUSTER_M = CLUSTER_N = 1, PERSIST = 0 and PINGPONG = 0");
+static_assert(SPLIT_K == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && PERSIST == 0 && PINGPONG == 0 && CONSUMERS < 3),
+              "SPLIT_K > 1 needs CLUSTER_M = CLUSTER_N = 1, PERSIST = 0, PINGPONG = 0 and CONSUMERS < 3");
 static_assert(!kMulticast || (kASlice % 8 == 0 && kBSlice % 8 == 0),
               "a multicast slice must be a multiple of 8 rows");
 static_assert((ARC_GEMM_FP8 ? 2 : 1) * kAccum + 40 <= kConsumerRegs,
               "accumulators exceed the consumers' register budget");
+// With two blocks per SM ptxas holds the whole kernel to the launch's share of the register
+// file (65536 / (2 * threads)), whatever setmaxnreg gives the consumers later.
+constexpr int kLaunchRegs = 65536 / (OCCUPANCY * 128 * (CONSUMERS + 1)) / 8 * 8;
+static_assert(OCCUPANCY == 1 || (ARC_GEMM_FP8 ? 2 : 1) * kAccum + 48 <= kLaunchRegs,
+              "accumulators exceed the registers of two blocks per SM");
 static_assert(PROMOTE >= 1 && PROMOTE <= 16, "PROMOTE: 1..16 k-blocks");
+static_assert(OCCUPANCY == 1 || OCCUPANCY == 2, "OCCUPANCY: 1 or 2 blocks per SM");
 static_assert(EPILOGUE == 0 || EPILOGUE == 1, "EPILOGUE: 0 (registers) or 1 (TMA store)");
 static_assert(EPILOGUE == 0 || (BLOCK_N % kEpiTile == 0 && SWAP_AB == 0 && SPLIT_K == 1),
               "EPILOGUE = 1 needs BLOCK_N a multiple of 64, SWAP_AB = 0 and SPLIT_K = 1");
@@ -518,7 +531,7 @@ extern "C" __global__ void
 #if 1 < CLUSTER_M * CLUSTER_N * SPLIT_K
 __cluster_dims__(CLUSTER_M * CLUSTER_N * SPLIT_K, 1, 1)
 #endif
-__launch_bounds__(128 * (CONSUMERS + 1), 1) gemm_hopper(arc_args a, const __grid_constant__ arc_tensor_maps t) {
+__launch_bounds__(128 * (CONSUMERS + 1), OCCUPANCY) gemm_hopper(arc_args a, const __grid_constant__ arc_tensor_maps t) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // A pass for another target than sm_90a (nvcc also embeds compute_90 PTX): wgmma and
   // setmaxnreg do not exist there, so the kernel refuses to run rather than compute nothing.
