@@ -258,6 +258,9 @@ TEST(KernelExport, HopperBestEncodesItsTensorMapsAndNvccBuilds) {
   best.base = problem->family("hopper")->default_variant();
   best.base.knobs["CLUSTER_M"] = "2";
   best.base.knobs["MULTICAST"] = "1";
+  best.base.knobs["PINGPONG"] = "1";  // ping-pong consumers storing with TMA (map 4: y)
+  best.base.knobs["BLOCK_N"] = "128";
+  best.base.knobs["EPILOGUE"] = "1";
   ASSERT_EQ(problem->constraint_violation(best), "");
   const fs::path run = gpu_run("problems/gpu/gemm_bf16", best, {});
   const fs::path out = scratch("cuda-hopper");
@@ -271,6 +274,11 @@ TEST(KernelExport, HopperBestEncodesItsTensorMapsAndNvccBuilds) {
               std::string::npos)
         << m;
   }
+  // The output's map is encoded over the caller's output buffer.
+  EXPECT_NE(cu.find("err = arc_encode_tensor_map(&maps.map[4], "
+                    "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, a.out[0]"),
+            std::string::npos);
+  EXPECT_NE(cu.find("#define EPILOGUE 1"), std::string::npos);
   EXPECT_NE(cu.find("arc_v0::arc_v0_gemm_hopper<<<"), std::string::npos);
   EXPECT_NE(cu.find(", shared, stream>>>(a, maps);"), std::string::npos);
   EXPECT_NE(cu.find("const double sm_count = arc_sm_count();"), std::string::npos);
