@@ -103,7 +103,8 @@ TEST(ShippedSkills, EligibilityAndScope) {
 
   EXPECT_TRUE(tiling->eligible_for("gemm"));
   EXPECT_TRUE(tiling->eligible_for("attention"));
-  EXPECT_FALSE(tiling->eligible_for("elementwise"));
+  EXPECT_TRUE(tiling->eligible_for("elementwise"));  // row tiles reusing a broadcast operand
+  EXPECT_FALSE(tiling->eligible_for("some-new-kind"));
   EXPECT_TRUE(library->eligible_for("gemm"));
   EXPECT_FALSE(library->eligible_for("softmax"));
   EXPECT_TRUE(fusion->eligible_for("softmax"));
@@ -174,6 +175,39 @@ TEST(ShippedSkills, CampaignAgentsHaveWorkToDo) {
       EXPECT_TRUE(knob_in_scope || s->moves.count("shape_gate") != 0) << skill_name;
     }
   }
+}
+
+// Every knob of every shipped family is in the scope of a focused skill (one that names its
+// knobs rather than all of them, and may use the family), so the campaigns' specialised agents
+// search it and not only the model and gating agents.
+TEST(ShippedSkills, EveryShippedKnobHasAFocusedSkill) {
+  auto loaded = load_skills(kRoot / "skills");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  int checked = 0;
+  for (const char* backend : {"host", "gpu"}) {
+    for (const auto& e : fs::directory_iterator(kRoot / "problems" / backend)) {
+      if (!fs::exists(e.path() / "problem.toml")) continue;
+      const toml::table problem = parse(e.path() / "problem.toml");
+      const std::string kernel_type = problem["kernel_type"].value_or(std::string());
+      for (const auto& f : *problem["families"].as_array()) {
+        const std::string family = f.as_table()->get("name")->value_or(std::string());
+        const auto* ks = f.as_table()->get("knobs");
+        if (ks == nullptr) continue;
+        for (const auto& k : *ks->as_array()) {
+          const std::string knob = k.as_table()->get("name")->value_or(std::string());
+          const bool focused = std::any_of(loaded->begin(), loaded->end(), [&](const Skill& s) {
+            const bool all = std::find(s.knobs.begin(), s.knobs.end(), "*") != s.knobs.end();
+            return !all && s.eligible_for(kernel_type) && s.may_use_family(family) &&
+                   s.may_touch_knob(knob);
+          });
+          EXPECT_TRUE(focused) << e.path().filename().string() << " family " << family << " knob "
+                               << knob << ": no skill but the catch-all ones names it";
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 // ---------------------------------------------------------------------------------------------
