@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,19 +46,37 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
+// A compiler over a fresh cache, removed afterwards: the tests check the compiler, not an
+// earlier run's files. `compiler` is empty when no cache folder could be made.
+struct FreshCompiler {
+  FreshCompiler() {
+    char tmpl[] = "/tmp/arc-families-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return;
+    dir = tmpl;
+    cuda::CompilerOptions o;
+    o.cache_dir = dir;
+    o.include_root = source_dir();
+    compiler.emplace(o);
+  }
+  ~FreshCompiler() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+  FreshCompiler(const FreshCompiler&) = delete;
+  FreshCompiler& operator=(const FreshCompiler&) = delete;
+  fs::path dir;
+  std::optional<cuda::Compiler> compiler;
+};
+
 class ShippedGpuFamilies : public ::testing::TestWithParam<fs::path> {};
 
 TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
   auto problem = load_problem(GetParam());
   ASSERT_TRUE(problem) << problem.status().to_string();
   ASSERT_EQ(problem->backend, "cuda");
-  // A fresh cache: this checks the compiler, not an earlier run's files.
-  char tmpl[] = "/tmp/arc-families-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  cuda::CompilerOptions o;
-  o.cache_dir = tmpl;
-  o.include_root = source_dir();
-  cuda::Compiler compiler(o);
+  FreshCompiler fresh;
+  ASSERT_TRUE(fresh.compiler);
+  cuda::Compiler& compiler = *fresh.compiler;
 
   std::vector<cuda::Compiler::Job> jobs;
   std::vector<std::string> what;
@@ -139,20 +158,15 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
                                     << cubins[i].log << ")";
     }
   }
-  std::error_code ec;
-  fs::remove_all(tmpl, ec);
 }
 
 // The Hopper variants the GPU tests run (tests/cuda/hopper_cases.h) are inside their problems'
 // search spaces and compile for sm_90a without spills and without the wgmma serialization ptxas
 // falls back to when registers of an in-flight wgmma are touched (its C7514 notice).
 TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
-  char tmpl[] = "/tmp/arc-hopper-cases-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  cuda::CompilerOptions o;
-  o.cache_dir = tmpl;
-  o.include_root = source_dir();
-  cuda::Compiler compiler(o);
+  FreshCompiler fresh;
+  ASSERT_TRUE(fresh.compiler);
+  cuda::Compiler& compiler = *fresh.compiler;
   std::map<std::string, problem::Problem> problems;
   std::vector<cuda::Compiler::Job> jobs;
   std::vector<std::string> what;
@@ -194,8 +208,6 @@ TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
     EXPECT_EQ(cubins[i].kernels[0].spill_load_bytes, 0) << what[i];
   }
   std::printf("%zu Hopper variants compiled\n", jobs.size());
-  std::error_code ec;
-  fs::remove_all(tmpl, ec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, ShippedGpuFamilies, ::testing::ValuesIn(gpu_problems()),

@@ -10,19 +10,32 @@
 
 namespace arc::test_cases {
 
+using Knobs = std::map<std::string, std::string>;
+
 struct HopperCase {
-  std::string problem;                       // problems/gpu/<problem>
-  std::map<std::string, std::string> knobs;  // differences from the family's defaults
+  std::string problem;  // problems/gpu/<problem>
+  Knobs knobs;          // differences from the family's defaults
 };
+
+// A skinny-m variant: w as wgmma's A in 64-row tiles, BLOCK_N rows of x, one consumer, SPLIT_K
+// blocks per tile (not persistent), STAGES deep, and `more` on top.
+inline Knobs skinny(const char* block_n, const char* split_k, const char* stages, Knobs more = {}) {
+  more.insert({{"SWAP_AB", "1"},
+               {"BLOCK_M", "64"},
+               {"BLOCK_N", block_n},
+               {"CONSUMERS", "1"},
+               {"SPLIT_K", split_k},
+               {"PERSIST", "0"},
+               {"STAGES", stages}});
+  return more;
+}
 
 // persistent or not, one to three consumers, each swizzle, clusters with and without TMA
 // multicast, split-K through distributed shared memory (one and two consumers), swapped
 // operands for a skinny m, ping-pong consumers, the TMA-store epilogue, two blocks per SM; the
-// in-place residual
-// (attn_out_proj_bf16) on the variants whose epilogue differs; fp8 with its scales and
-// promotion interval (gemm_fp8).
+// in-place residual (attn_out_proj_bf16) on the variants whose epilogue differs; fp8 with its
+// scales and promotion interval (gemm_fp8).
 inline std::vector<HopperCase> hopper_mechanisms() {
-  using Knobs = std::map<std::string, std::string>;
   const std::vector<Knobs> bf16 = {
       {},
       {{"PERSIST", "0"}, {"RASTER", "1"}, {"GROUP", "1"}},
@@ -30,7 +43,6 @@ inline std::vector<HopperCase> hopper_mechanisms() {
        {"BLOCK_N", "128"},
        {"CONSUMERS", "1"},
        {"SWIZZLE", "64"},
-       {"BLOCK_K", "64"},
        {"STAGES", "6"}},
       {{"BLOCK_M", "192"},
        {"BLOCK_N", "128"},
@@ -39,11 +51,7 @@ inline std::vector<HopperCase> hopper_mechanisms() {
        {"BLOCK_K", "32"}},
       {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}},
       {{"CLUSTER_M", "2"}, {"CLUSTER_N", "2"}, {"MULTICAST", "1"}, {"BLOCK_N", "128"}},
-      {{"CLUSTER_N", "2"},
-       {"MULTICAST", "0"},
-       {"BLOCK_N", "128"},
-       {"BLOCK_K", "128"},
-       {"STAGES", "3"}},
+      {{"CLUSTER_N", "2"}, {"BLOCK_N", "128"}, {"BLOCK_K", "128"}, {"STAGES", "3"}},
       {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "4"}, {"PERSIST", "0"}},
       {{"SWAP_AB", "1"}, {"BLOCK_N", "32"}, {"BLOCK_M", "64"}, {"CONSUMERS", "1"}},
       {{"SWAP_AB", "1"}, {"BLOCK_N", "16"}, {"SPLIT_K", "2"}, {"PERSIST", "0"}},
@@ -56,20 +64,12 @@ inline std::vector<HopperCase> hopper_mechanisms() {
        {"STAGES", "3"}},
       {{"EPILOGUE", "1"}, {"STAGES", "3"}},
       {{"EPILOGUE", "1"}, {"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"RASTER", "1"}},
-      // Two blocks per SM: persistent, and split-K for a skinny m.
       {{"OCCUPANCY", "2"},
        {"BLOCK_M", "64"},
        {"BLOCK_N", "128"},
        {"CONSUMERS", "1"},
        {"STAGES", "3"}},
-      {{"OCCUPANCY", "2"},
-       {"SWAP_AB", "1"},
-       {"BLOCK_M", "64"},
-       {"BLOCK_N", "16"},
-       {"CONSUMERS", "1"},
-       {"SPLIT_K", "4"},
-       {"PERSIST", "0"},
-       {"STAGES", "8"}}};
+      skinny("16", "4", "8", {{"OCCUPANCY", "2"}})};
   const std::vector<size_t> residual = {0, 7, 10, 13, 14, 16};
   const std::vector<Knobs> fp8 = {
       {},
@@ -89,65 +89,26 @@ inline std::vector<HopperCase> hopper_mechanisms() {
 
 // Measured against cuBLASLt's default in pairs (docs/performance.md, "The Hopper GEMM family").
 inline std::vector<HopperCase> hopper_pairs() {
+  const Knobs pingpong = {{"PINGPONG", "1"}, {"BLOCK_N", "128"}};
+  Knobs pingpong_tma = pingpong, pingpong_cluster = pingpong;
+  pingpong_tma["EPILOGUE"] = "1";
+  pingpong_cluster.insert({{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "5"}});
   return {
       {"gemm_bf16", {}},
       {"gemm_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
       {"gemm_bf16", {{"SWAP_AB", "1"}, {"BLOCK_M", "64"}, {"BLOCK_N", "32"}, {"CONSUMERS", "1"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "2"},
-        {"PERSIST", "0"},
-        {"STAGES", "8"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "64"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "2"},
-        {"PERSIST", "0"},
-        {"STAGES", "6"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "4"},
-        {"PERSIST", "0"},
-        {"STAGES", "8"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "4"},
-        {"PERSIST", "0"},
-        {"STAGES", "8"},
-        {"OCCUPANCY", "2"}}},
-      {"gemm_bf16",
-       {{"SWAP_AB", "1"},
-        {"BLOCK_M", "64"},
-        {"BLOCK_N", "16"},
-        {"CONSUMERS", "1"},
-        {"SPLIT_K", "2"},
-        {"PERSIST", "0"},
-        {"STAGES", "5"},
-        {"BLOCK_K", "128"},
-        {"OCCUPANCY", "2"}}},
+      {"gemm_bf16", skinny("16", "2", "8")},
+      {"gemm_bf16", skinny("64", "2", "6")},
+      {"gemm_bf16", skinny("16", "4", "8")},
+      {"gemm_bf16", skinny("16", "4", "8", {{"OCCUPANCY", "2"}})},
+      {"gemm_bf16", skinny("16", "2", "5", {{"BLOCK_K", "128"}, {"OCCUPANCY", "2"}})},
       {"gemm_bf16", {{"BLOCK_M", "256"}, {"BLOCK_N", "128"}}},
-      {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}}},
-      {"gemm_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"EPILOGUE", "1"}}},
-      {"gemm_bf16",
-       {{"PINGPONG", "1"},
-        {"BLOCK_N", "128"},
-        {"CLUSTER_M", "2"},
-        {"MULTICAST", "1"},
-        {"STAGES", "5"}}},
+      {"gemm_bf16", pingpong},
+      {"gemm_bf16", pingpong_tma},
+      {"gemm_bf16", pingpong_cluster},
       {"gemm_bf16", {{"EPILOGUE", "1"}, {"STAGES", "4"}}},
       {"attn_out_proj_bf16", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}, {"STAGES", "3"}}},
-      {"attn_out_proj_bf16", {{"PINGPONG", "1"}, {"BLOCK_N", "128"}, {"EPILOGUE", "1"}}},
+      {"attn_out_proj_bf16", pingpong_tma},
       {"gemm_fp8", {}},
       {"gemm_fp8", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}}},
       {"gemm_fp8", {{"PROMOTE", "4"}}},
