@@ -20,7 +20,9 @@ namespace fs = std::filesystem;
 using problem::Candidate;
 
 const fs::path kSweep = fs::path(ARC_SOURCE_DIR) / "tests/data/sweeps/h200-gemm_bf16-hopper-sweep";
-const fs::path kProblem = fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16";
+// The problem version the sweep measured (shipped beside it): its points are points of that
+// family's space, whose knobs and constraints problems/gpu/gemm_bf16 has since extended.
+const fs::path kProblem = kSweep / "problem" / "gemm_bf16";
 
 // The sweep's points by hash, from its CandidateProposed events.
 std::map<std::string, Candidate> points() {
@@ -42,7 +44,7 @@ std::map<std::string, Candidate> points() {
 // gemm sources as they were), so that replay and ablation answer for that version after the
 // sources in problems/gpu change: its hash is the one the sweep's measurements carry.
 TEST(H200HopperSweep, ShipsTheProblemVersionItMeasured) {
-  auto pr = problem::load_problem(kSweep / "problem" / "gemm_bf16");
+  auto pr = problem::load_problem(kProblem);
   ASSERT_TRUE(pr.ok()) << pr.status().to_string();
   auto records = eval::ReplayRecords::load({kSweep});
   ASSERT_TRUE(records.ok()) << records.status().to_string();
