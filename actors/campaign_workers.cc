@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "actors/worker_admission.h"
 #include "eval/evaluators.h"
 #include "eval/quarantine.h"
 
@@ -77,27 +78,17 @@ Result<OpenedWorkers> open_workers(const problem::Problem& problem, const RunOpt
     return Status::invalid_argument("workers refused the run (check --worker-secret):" + refused);
   }
   const CampaignWorker* first = nullptr;
+  std::vector<LiveWorker> live;
   for (const auto& w : out.workers) {
     if (w.evaluator == nullptr) continue;
     if (first == nullptr) {
       first = &w;
       if (out.device_model.empty()) out.device_model = w.evaluator->device_model();
     }
-    if (w.evaluator->device_model() != out.device_model) {
-      return Status::invalid_argument(
-          "worker " + w.name + " measures on " + w.evaluator->device_model() +
-          ", the campaign on " + out.device_model +
-          "; a campaign compares timings on one device model only (run one campaign per model)");
-    }
-    const std::string key = w.evaluator->device_key();
-    for (const auto& o : out.workers) {
-      if (&o == &w) break;
-      if (!key.empty() && o.evaluator != nullptr && o.evaluator->device_key() == key) {
-        return Status::invalid_argument("workers " + o.name + " and " + w.name +
-                                        " measure on one device (" + key +
-                                        "); two workers on one device would be timed at once");
-      }
-    }
+    const std::string refusal = admission_refusal(out.device_model, w.evaluator->device_model(),
+                                                  w.evaluator->device_key(), live);
+    if (!refusal.empty()) return Status::invalid_argument("worker " + w.name + ": " + refusal);
+    live.push_back({w.name, w.evaluator->device_key()});
   }
   if (first == nullptr) {
     return Status::unavailable("no worker could be reached:" + unreachable);

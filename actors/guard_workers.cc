@@ -5,6 +5,7 @@
 
 #include "actors/guard_state.h"
 #include "actors/view.h"
+#include "actors/worker_admission.h"
 
 namespace arc::actors::guard_detail {
 uint32_t live_workers(const GuardState& st) {
@@ -96,19 +97,13 @@ void admit(GuardActor self, CampaignContext* ctx, size_t i, const ConnectOutcome
   s.device = o.device;
   s.model = o.device_model;
   s.key = o.device_key;
-  std::string refusal;
-  if (!ctx->device_model.empty() && o.device_model != ctx->device_model) {
-    refusal = "it measures on " + o.device_model + ", the campaign on " + ctx->device_model +
-              "; timings are never compared across device models (start a campaign of its own "
-              "for it)";
+  std::vector<LiveWorker> live;
+  for (size_t j = 0; j < st.slots.size(); ++j) {
+    if (j != i && st.slots[j].at == WorkerSlot::Reach::kLive)
+      live.push_back({st.slots[j].name, st.slots[j].key});
   }
-  for (size_t j = 0; j < st.slots.size() && refusal.empty(); ++j) {
-    if (j != i && !o.device_key.empty() && st.slots[j].key == o.device_key &&
-        st.slots[j].at == WorkerSlot::Reach::kLive) {
-      refusal = "its device " + o.device_key + " is already measured by worker " +
-                st.slots[j].name + "; two workers on one device would be timed at once";
-    }
-  }
+  const std::string refusal =
+      admission_refusal(ctx->device_model, o.device_model, o.device_key, live);
   if (!refusal.empty()) {
     s.at = WorkerSlot::Reach::kRefused;
     note_change(self, ctx, i, "refused", refusal);

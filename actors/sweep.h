@@ -24,6 +24,8 @@ struct SweepOptions {
   uint32_t compile_jobs = 0;          // 0: hardware concurrency
   std::vector<std::string> families;  // the families swept (empty: all); the seed is always in
   std::function<void(uint32_t done, uint32_t total)> progress;
+  // Told, in one sentence, of a worker lost, refused or joining again; may be empty.
+  std::function<void(const std::string&)> notice;
 };
 
 struct SweepResult {
@@ -49,6 +51,20 @@ std::vector<problem::Candidate> sample_space(const problem::Problem& problem, ui
                                              uint64_t seed,
                                              const std::vector<std::string>& families = {});
 
+struct CampaignWorker;  // actors/worker_slot.h
+
+// Measures on every worker at once, one thread each: the candidates go in order to whichever
+// worker is free, and the log records them in candidate order, each CandidateEvaluated naming
+// its worker and device, so that the log is the same whichever worker measured what (but for
+// those names and the times). Local workers measure what one compiler here compiled ahead
+// (compile_jobs at a time); remote ones compile on their hosts. A worker lost during an
+// evaluation (its availability() fails) gives the candidate back to the next free worker and
+// is reached again every second (a local one reconnected, a remote one connected anew and
+// admitted as open_workers admits them: actors/worker_admission.h); with none left the sweep
+// waits for one. `workers` as open_workers() opened them: at least one connected.
+Result<SweepResult> run_sweep(const problem::Problem& problem, std::vector<CampaignWorker>& workers,
+                              const SweepOptions& options);
+// One local evaluator.
 Result<SweepResult> run_sweep(const problem::Problem& problem, eval::Evaluator& evaluator,
                               const SweepOptions& options);
 

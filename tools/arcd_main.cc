@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "actors/campaign_runner.h"
+#include "actors/campaign_workers.h"
 #include "actors/check.h"
 #include "actors/run_directory.h"
 #include "actors/sandbox_policy.h"
@@ -297,20 +298,23 @@ int cmd_resume(const std::string& run_dir, bool json, const arc::eval::Evaluator
 int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, uint32_t sample,
               uint64_t seed, const std::string& campaign_flag,
               const std::vector<std::string>& families, bool quiet,
-              const arc::eval::Sandbox& sandbox) {
+              const arc::eval::Sandbox& sandbox, const arc::actors::WorkerFlags& workers) {
   auto p = arc::problem::load_problem(problem_path);
   if (!p) return fail(p.status());
   arc::actors::SweepOptions o;
   o.families = families;
   o.sample = sample;
   o.seed = seed;
-  // Evaluation settings: those of the given campaign, else of the problem's own campaign.toml.
+  // Evaluation settings and [[workers]]: those of the given campaign, else of the problem's own
+  // campaign.toml.
   const std::filesystem::path campaign =
       campaign_flag.empty() ? p->dir / "campaign.toml" : std::filesystem::path(campaign_flag);
+  arc::actors::CampaignConfig config;
   if (std::filesystem::exists(campaign)) {
     auto c = arc::actors::load_campaign(campaign);
     if (!c) return fail(c.status());
     o.evaluation = c->evaluation;
+    config = std::move(c.value());
   } else if (!campaign_flag.empty()) {
     return fail(arc::Status::invalid_argument("--campaign " + campaign_flag + ": no such file"));
   }
@@ -321,17 +325,31 @@ int cmd_sweep(const std::string& problem_path, const std::string& run_dir_flag, 
       if (done % 10 == 0 || done == total) std::fprintf(stderr, "swept %u/%u\n", done, total);
     };
   }
+  o.notice = [](const std::string& what) { std::fprintf(stderr, "arcd: %s\n", what.c_str()); };
   arc::eval::EvaluatorChoice choice;
   choice.sandbox = sandbox;
-  if (auto s = arc::actors::require_device(p.value(), choice); !s) {
-    return no_device("sweep of problem " + p->name, s);
+  arc::actors::RunOptions run;
+  run.make_evaluator = [choice](const arc::problem::Problem& problem) {
+    return arc::eval::make_evaluator(choice, problem);
+  };
+  if (auto s = arc::actors::configure_workers(run, config, p.value(), choice, workers); !s) {
+    return fail(s);
   }
-  auto ev = arc::eval::make_evaluator(choice, p.value());
-  if (!ev) return fail(ev.status());
-  auto r = arc::actors::run_sweep(p.value(), *ev.value(), o);
+  run.worker_notice = o.notice;
+  for (const auto& w : run.workers) {
+    if (!w.local) continue;
+    if (auto s = arc::actors::require_device(p.value(), choice); !s) {
+      return no_device("sweep of problem " + p->name, s);
+    }
+    break;
+  }
+  auto opened = arc::actors::open_workers(p.value(), run, {});
+  if (!opened) return fail(opened.status());
+  auto r = arc::actors::run_sweep(p.value(), opened->workers, o);
   if (!r) return fail(r.status());
-  std::printf("swept %u candidates of %s (%u correct; space of %llu) into %s\n", r->candidates,
-              p->name.c_str(), r->ok, static_cast<unsigned long long>(r->space), o.run_dir.c_str());
+  std::printf("swept %u candidates of %s (%u correct; space of %llu) on %zu worker%s into %s\n",
+              r->candidates, p->name.c_str(), r->ok, static_cast<unsigned long long>(r->space),
+              opened->workers.size(), opened->workers.size() == 1 ? "" : "s", o.run_dir.c_str());
   return 0;
 }
 
@@ -501,10 +519,6 @@ int main(int argc, char** argv) {
   const std::string secret_help =
       "the shared secret of remote workers (default: $ARC_WORKER_SECRET_FILE, else "
       "~/.config/kernelarc/worker.secret)";
-  for (auto* sub : {run, resume}) {
-    sub->add_option("--workers", workers.workers, workers_help);
-    sub->add_option("--worker-secret", workers.secret_file, secret_help);
-  }
 
   auto* sweep = app.add_subcommand("sweep", "measure a problem's search space into a log");
   std::string sweep_problem, sweep_dir, sweep_campaign;
@@ -522,6 +536,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--family", sweep_families,
                     "sweep only this family (repeatable; the seed is always measured)");
   sweep->add_flag("--quiet", sweep_quiet, "no progress");
+  for (auto* sub : {run, resume, sweep}) {
+    sub->add_option("--workers", workers.workers, workers_help);
+    sub->add_option("--worker-secret", workers.secret_file, secret_help);
+  }
 
   add_sandbox_flag(sweep);
 
@@ -583,7 +601,7 @@ int main(int argc, char** argv) {
   if (*resume) return cmd_resume(resume_dir, resume_json, choice, workers, resume_quiet);
   if (*sweep) {
     return cmd_sweep(sweep_problem, sweep_dir, sweep_sample, sweep_seed, sweep_campaign,
-                     sweep_families, sweep_quiet, choice.sandbox);
+                     sweep_families, sweep_quiet, choice.sandbox, workers);
   }
   if (*list) return cmd_list(list_json);
   if (*check) return cmd_check(problem, choice);

@@ -5,6 +5,7 @@
 // in when it starts, and with every worker gone the campaign pauses until one comes back; a wrong
 // secret is refused before anything runs. In every finished log: `arc-replay verify` passes,
 // every evaluation names one of the campaign's workers, and no candidate is evaluated twice.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -534,6 +535,106 @@ TEST(RemoteWorkers, ConcurrentPairsOnThreeWorkersAreNotQuarantined) {
   }
   EXPECT_TRUE(notes.empty()) << "quarantine notes left: " << notes.size() << ", first "
                              << notes.front();
+}
+
+// The candidates a sweep log holds, in log order: (hash, input seed, every workload's status).
+struct SweptPoint {
+  std::string hash;
+  uint64_t input_seed = 0;
+  std::vector<int> statuses;
+  std::string worker;
+  bool operator==(const SweptPoint& o) const {
+    return hash == o.hash && input_seed == o.input_seed && statuses == o.statuses;
+  }
+};
+std::vector<SweptPoint> swept(const std::vector<events::Event>& log) {
+  std::vector<SweptPoint> out;
+  std::string proposed;
+  for (const auto& e : log) {
+    if (const auto* p = e.payload.AsCandidateProposed()) proposed = p->candidate_hash;
+    if (const auto* ev = e.payload.AsCandidateEvaluated()) {
+      EXPECT_EQ(ev->candidate_hash, proposed) << "an evaluation not right after its proposal";
+      SweptPoint s{ev->candidate_hash, ev->input_seed, {}, ev->worker};
+      for (const auto& w : ev->workloads) s.statuses.push_back(static_cast<int>(w->status));
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+// arcd sweep on three workers, one SIGKILLed mid-sweep: the others measure every candidate once,
+// the log holds them in candidate order with the seeds and verdicts a one-worker sweep logs.
+TEST(RemoteWorkers, SweepOnThreeWorkersOneKilledLogsWhatOneWorkerLogs) {
+  const fs::path problem = kShipped.parent_path();
+  const fs::path campaign = quick_campaign();
+  auto sweep_args = [&](const fs::path& dir) {
+    return std::vector<std::string>{kArcd.string(),
+                                    "sweep",
+                                    problem.string(),
+                                    "--sample",
+                                    "24",
+                                    "--seed",
+                                    "3",
+                                    "--campaign",
+                                    campaign.string(),
+                                    "--run-dir",
+                                    dir.string(),
+                                    "--sandbox",
+                                    "off",
+                                    "--quiet"};
+  };
+  const fs::path one = scratch("sweep-one");
+  auto args = sweep_args(one);
+  args.insert(args.end(), {"--workers", "local"});
+  auto r = testing::run_process(args);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto expected = swept(log_of(one));
+  ASSERT_EQ(expected.size(), 25u);  // the sample and the seed
+
+  Workers workers;
+  const std::vector<std::string> names = {workers.start(), workers.start(), workers.start()};
+  for (const auto& n : names) ASSERT_FALSE(n.empty());
+  const fs::path dir = scratch("sweep-three");
+  args = sweep_args(dir);
+  args.insert(args.end(), {"--workers", join(names), "--worker-secret", workers.secret().string()});
+  ArcdProcess arcd(args);
+  // The first worker with two evaluations in the log is killed.
+  std::string victim;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto log = log_of(dir);
+        for (const auto& n : names) {
+          if (count_evaluations(log, n) >= 2) victim = n;
+        }
+        return !victim.empty() || stopped(log);
+      },
+      seconds(90)))
+      << arcd.out() << arcd.err();
+  ASSERT_FALSE(victim.empty()) << "the sweep ended before any worker measured twice";
+  workers.kill(victim);
+  const auto code = arcd.wait(seconds(120));
+  ASSERT_TRUE(code.has_value()) << "arcd still sweeps:\n" << arcd.out() << arcd.err();
+  EXPECT_EQ(*code, 0) << arcd.err();
+  EXPECT_NE(arcd.out().find("swept 25 candidates"), std::string::npos) << arcd.out();
+  EXPECT_NE(arcd.err().find("worker " + victim + " cannot measure"), std::string::npos)
+      << arcd.err();
+
+  const auto log = log_of(dir);
+  ASSERT_TRUE(stopped(log));
+  EXPECT_EQ(log.front().payload.AsCampaignStarted()->mode, "sweep");
+  const auto got = swept(log);
+  ASSERT_EQ(got.size(), expected.size());
+  std::set<std::string> by;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(got[i] == expected[i])
+        << "candidate " << i << ": " << got[i].hash << " vs " << expected[i].hash;
+    EXPECT_TRUE(std::find(names.begin(), names.end(), got[i].worker) != names.end())
+        << got[i].worker;
+    by.insert(got[i].worker);
+  }
+  EXPECT_GE(by.size(), 2u) << "the sweep was not shared out";
+  for (const auto& p : expected) EXPECT_EQ(p.worker, "local");
+  std::printf("25 candidates swept by %zu workers, %s killed\n", by.size(), victim.c_str());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/worker_slot.h"
 #include "eval/host_evaluator.h"
 #include "eval/replay_evaluator.h"
 #include "replay/summary.h"
@@ -64,6 +65,72 @@ TEST(Sweep, LargeSpacesAreSampledWithinTheFamilyConstraints) {
   auto first = actors::search_space(p.value(), 2000, {"hopper"});
   ASSERT_EQ(first.size(), 2000u);
   for (const auto& cand : first) EXPECT_EQ(p->constraint_violation(cand), "") << cand.base.key();
+}
+
+// A sweep on three workers logs the candidates, seeds and answers one worker logs, in the same
+// order: replay evaluators (exact answers from the shipped matmul sweep) as the workers.
+TEST(Sweep, OnThreeWorkersLogsWhatOneWorkerLogs) {
+  auto p = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/matmul");
+  ASSERT_TRUE(p.ok());
+  const fs::path recorded = fs::path(ARC_SOURCE_DIR) / "tests/data/sweeps/host-matmul";
+  struct Point {
+    std::string hash, worker;
+    uint64_t seed;
+    std::vector<double> medians;
+  };
+  auto sweep_on = [&](size_t n) {
+    const fs::path dir = fs::temp_directory_path() /
+                         ("arc-sweep-" + std::to_string(n) + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    std::vector<actors::CampaignWorker> workers(n);
+    for (size_t i = 0; i < n; ++i) {
+      workers[i].name = "local:" + std::to_string(i);
+      auto r = eval::ReplayEvaluator::open({recorded}, p->workloads);
+      EXPECT_TRUE(r.ok()) << r.status().to_string();
+      if (!r.ok()) return std::vector<Point>{};
+      workers[i].owned = std::move(r.value());
+      workers[i].evaluator = workers[i].owned.get();
+    }
+    actors::SweepOptions o;
+    o.run_dir = dir;
+    o.sample = 40;  // the first 40 of the recorded 300 (the same seed, the same shuffle)
+    o.seed = 2;
+    o.compile_jobs = 2;
+    auto r = actors::run_sweep(p.value(), workers, o);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    std::vector<Point> out;
+    auto log = replay::read_run(dir);
+    EXPECT_TRUE(log.ok());
+    if (!log.ok()) return out;
+    for (const auto& e : log.value()) {
+      if (const auto* ev = e.payload.AsCandidateEvaluated()) {
+        Point pt{ev->candidate_hash, ev->worker, ev->input_seed, {}};
+        for (const auto& w : ev->workloads) {
+          EXPECT_EQ(w->status, fb::WorkloadStatus::OK) << ev->candidate_hash;
+          pt.medians.push_back(w->median_ns);
+        }
+        out.push_back(std::move(pt));
+      }
+    }
+    auto v = replay::verify_run(dir);
+    EXPECT_TRUE(v.ok) << v.message;
+    fs::remove_all(dir);
+    return out;
+  };
+  const auto one = sweep_on(1);
+  const auto three = sweep_on(3);
+  ASSERT_GE(one.size(), 40u);  // the seed and the sample (which may contain it)
+  ASSERT_LE(one.size(), 41u);
+  ASSERT_EQ(three.size(), one.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(three[i].hash, one[i].hash) << i;
+    EXPECT_EQ(three[i].seed, one[i].seed) << i;
+    EXPECT_EQ(three[i].medians, one[i].medians) << i;
+    EXPECT_EQ(one[i].worker, "local:0");
+    EXPECT_TRUE(three[i].worker == "local:0" || three[i].worker == "local:1" ||
+                three[i].worker == "local:2")
+        << three[i].worker;
+  }
 }
 
 TEST(Sweep, RecordsASampleThatTheReplayEvaluatorAnswers) {
