@@ -3,11 +3,16 @@
 # mechanism checked for correctness, the family against cuBLASLt's default in pairs, and
 # campaigns whose best is confirmed in pairs. Run from the source tree with the binaries on PATH
 # (the bundle's env.sh) or built in build/:
-#   tools/gpu_hopper.sh OUT_DIR [PART...]     PART: mechanisms | pairs | campaigns (default: all)
+#   tools/gpu_hopper.sh OUT_DIR [PART...]
+#   PART: mechanisms | pairs | campaigns (default: these three) | sweep
 # BUDGET (default 60) candidates per campaign; PROBLEMS (default "gemm_bf16 attn_out_proj_bf16
-# gemm_fp8") the campaigns' problems; ROUNDS (default 3) the confirmation's pairs. Each part
-# writes OUT_DIR/<part>.txt; OUT_DIR/report.txt collects the lines that matter. The parts are
-# independent, so a part that needs more than one call's time runs in a call of its own.
+# gemm_fp8") the campaigns' problems; ROUNDS (default 3) the confirmation's pairs. `sweep`
+# records SAMPLE (default 300) seeded points (SEED, default 2) of gemm_bf16's hopper family on
+# every local GPU with a light evaluation (1 round, 3 warm-ups, 10 repetitions), and packs the
+# log with the problem version it measured for tests/data/sweeps/ (replay answers several sweeps
+# at once, so samples of different seeds add up). Each part writes OUT_DIR/<part>.txt;
+# OUT_DIR/report.txt collects the lines that matter. The parts are independent, so a part that
+# needs more than one call's time runs in a call of its own.
 set -u
 out=${1:?usage: tools/gpu_hopper.sh OUT_DIR [mechanisms|pairs|campaigns]...}
 shift
@@ -53,6 +58,27 @@ for part in "${parts[@]}"; do
         tee -a "$report" < "$out/$p-confirm.txt"
       done
       ;;
-    *) say "unknown part '$part': expected mechanisms, pairs or campaigns"; exit 2 ;;
+    sweep)
+      sample=${SAMPLE:-300}
+      seed=${SEED:-2}
+      name=h200-gemm_bf16-hopper-sweep-s$seed
+      camp=$out/sweep-campaign.toml
+      sed -e "s|^problem = .*|problem = \"$root/problems/gpu/gemm_bf16/problem.toml\"|" \
+        -e 's/^rounds = .*/rounds = 1/' -e 's/^warmup = .*/warmup = 3/' \
+        -e 's/^repetitions = .*/repetitions = 10/' \
+        "$root/problems/gpu/gemm_bf16/campaign.toml" > "$camp"
+      t0=$(date +%s)
+      "$arcd" sweep "$root/problems/gpu/gemm_bf16" --family hopper --sample "$sample" \
+        --seed "$seed" --campaign "$camp" --run-dir "$out/$name" --quiet > "$out/sweep.txt" 2>&1
+      rc=$?
+      say "sweep: exit $rc, $(($(date +%s) - t0)) s; $(tail -1 "$out/sweep.txt")"
+      if [ $rc -eq 0 ]; then
+        mkdir -p "$out/$name/problem"
+        cp -r "$root/problems/gpu/gemm_bf16" "$root/problems/gpu/common" "$out/$name/problem/"
+        tar -czf "$out/$name.tar.gz" -C "$out" "$name/log" "$name/problem"
+        say "packed $out/$name.tar.gz"
+      fi
+      ;;
+    *) say "unknown part '$part': expected mechanisms, pairs, campaigns or sweep"; exit 2 ;;
   esac
 done
