@@ -4,10 +4,9 @@
 // problem's shared sources and the toolkit's headers. Pure; no I/O.
 //
 // Lines are spliced at backslash-newline and comments removed first, as the preprocessor does,
-// so `#\
-// include`, `# /**/ include` and `#include /**/ "x"` are all seen. A directive is `#` followed
-// by include, include_next, import or embed; its operand is "name" or <name> (literal), or
-// anything else (a macro to expand: not literal).
+// so `#` + backslash-newline + `include`, `# /**/ include` and `#include /**/ "x"` are all
+// seen. A directive is `#` followed by include, include_next, import or embed; its operand is
+// "name" or <name> (literal), or anything else (a macro to expand: not literal).
 #include <string>
 #include <string_view>
 #include <vector>

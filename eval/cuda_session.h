@@ -88,8 +88,8 @@ class CudaSession {
  private:
   Result<const cuda::Module*> module(const std::string& path, const std::string& what);
 
-  int ordinal_ = 0;
   std::filesystem::path cache_dir_;
+  int ordinal_ = 0;
   const cuda::Driver* driver_ = nullptr;
   std::unique_ptr<cuda::Context> ctx_;
   std::unique_ptr<cuda::Stream> stream_;

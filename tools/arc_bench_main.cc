@@ -344,7 +344,7 @@ ModelRun run_model_agent(const arc::problem::Problem& p, const std::vector<arc::
   ModelRun out;
   arc::actors::CampaignView view({"small", "large"});
   arc::actors::MemoryCore memory;
-  arc::actors::AgentCore agent({"m", 0, skill, 11, true, true}, p, sk);
+  arc::actors::AgentCore agent({"m", 0, skill, 11, true, true, nullptr}, p, sk);
   uint64_t seq = 0;
   auto apply = [&](Event e) {
     e.seq = ++seq;

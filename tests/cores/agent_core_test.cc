@@ -30,7 +30,7 @@ class AgentCoreTest : public ::testing::Test {
   }
 
   AgentCore& add_agent(const std::string& name, uint32_t index, const std::string& skill) {
-    cores_.push_back(std::make_unique<AgentCore>(AgentSetup{name, index, skill, 7, true, true},
+    cores_.push_back(std::make_unique<AgentCore>(AgentSetup{name, index, skill, 7, true, true, nullptr},
                                                  problem_, skills_));
     return *cores_.back();
   }

@@ -134,7 +134,7 @@ class ExternalAgentCoreTest : public ::testing::Test {
     testing::open_campaign(log_, problem_, {"m", "b"},
                            [this](const events::Event& e) { apply(e); });
     ExternalSetup s;
-    s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
+    s.agent = AgentSetup{"m", 0, "tiling", 7, true, true, nullptr};
     s.model = "test-model";
     s.max_failures = 2;
     s.device = "host: test";
@@ -183,7 +183,7 @@ TEST_F(ExternalAgentCoreTest, PromptIsAPureFunctionOfTheView) {
 TEST_F(ExternalAgentCoreTest, CudaPromptsListEveryFamilysLaunches) {
   const problem::Problem cuda = cuda_problem();
   ExternalSetup s;
-  s.agent = AgentSetup{"m", 0, "tiling", 7, true, true};
+  s.agent = AgentSetup{"m", 0, "tiling", 7, true, true, nullptr};
   s.device = "cuda: NVIDIA H200";
   ExternalAgentCore core(s, cuda, skills_, sources_);
   Prepared pr = core.prepare(view_, memory_.recall("softmax"));

@@ -426,7 +426,7 @@ class ModelAgent : public ::testing::Test {
     for (auto& c : cores_) c->apply(e);
   }
   AgentCore& add(uint64_t seed, const std::string& skill = "model") {
-    cores_.push_back(std::make_unique<AgentCore>(AgentSetup{"m", 0, skill, seed, true, true},
+    cores_.push_back(std::make_unique<AgentCore>(AgentSetup{"m", 0, skill, seed, true, true, nullptr},
                                                  problem_, skills_));
     return *cores_.back();
   }

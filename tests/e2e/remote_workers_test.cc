@@ -236,6 +236,23 @@ bool stopped(const std::vector<events::Event>& log) {
   return !log.empty() && log.back().payload.type == fb::Payload::CampaignStopped;
 }
 
+// The first of `names` with two evaluations in the log of `dir`; "" when the run stopped first
+// or `limit` passed.
+std::string first_to_evaluate_twice(const fs::path& dir, const std::vector<std::string>& names,
+                                    seconds limit) {
+  std::string found;
+  wait_until(
+      [&] {
+        const auto log = log_of(dir);
+        for (const auto& n : names) {
+          if (found.empty() && count_evaluations(log, n) >= 2) found = n;
+        }
+        return !found.empty() || stopped(log);
+      },
+      limit);
+  return found;
+}
+
 // The WorkerChanged events of the log, with their seqs.
 std::vector<std::pair<uint64_t, const fb::WorkerChangedT*>> changes(
     const std::vector<events::Event>& log) {
@@ -280,18 +297,9 @@ TEST(RemoteWorkers, ThreeWorkersOneKilledMidRunTheOthersFinish) {
   ArcdProcess arcd(run_args(quick_campaign(), dir, names, workers.secret()));
 
   // The first worker with two evaluations in the log is killed.
-  std::string victim;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        const auto log = log_of(dir);
-        for (const auto& n : names) {
-          if (count_evaluations(log, n) >= 2) victim = n;
-        }
-        return !victim.empty() || stopped(log);
-      },
-      seconds(60)))
-      << arcd.out() << arcd.err();
-  ASSERT_FALSE(victim.empty()) << "the campaign ended before any worker evaluated twice";
+  const std::string victim = first_to_evaluate_twice(dir, names, seconds(60));
+  ASSERT_FALSE(victim.empty()) << "the campaign ended before any worker evaluated twice\n"
+                               << arcd.out() << arcd.err();
   const auto t0 = std::chrono::steady_clock::now();
   workers.kill(victim);
   const auto at_kill = log_of(dir);
@@ -599,18 +607,9 @@ TEST(RemoteWorkers, SweepOnThreeWorkersOneKilledLogsWhatOneWorkerLogs) {
   args.insert(args.end(), {"--workers", join(names), "--worker-secret", workers.secret().string()});
   ArcdProcess arcd(args);
   // The first worker with two evaluations in the log is killed.
-  std::string victim;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        const auto log = log_of(dir);
-        for (const auto& n : names) {
-          if (count_evaluations(log, n) >= 2) victim = n;
-        }
-        return !victim.empty() || stopped(log);
-      },
-      seconds(90)))
-      << arcd.out() << arcd.err();
-  ASSERT_FALSE(victim.empty()) << "the sweep ended before any worker measured twice";
+  const std::string victim = first_to_evaluate_twice(dir, names, seconds(90));
+  ASSERT_FALSE(victim.empty()) << "the sweep ended before any worker measured twice\n"
+                               << arcd.out() << arcd.err();
   workers.kill(victim);
   const auto code = arcd.wait(seconds(120));
   ASSERT_TRUE(code.has_value()) << "arcd still sweeps:\n" << arcd.out() << arcd.err();

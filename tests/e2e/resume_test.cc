@@ -155,7 +155,9 @@ TEST(CrashResume, TwentyKillsLoseNothingAndEndLikeAnUninterruptedRun) {
       finished = true;  // it reached the end before the kill
     }
   }
-  if (!finished) EXPECT_EQ(run(next_args()), 0);
+  if (!finished) {
+    EXPECT_EQ(run(next_args()), 0);
+  }
   EXPECT_EQ(kills, 20);
 
   auto log = replay::read_run(dir);

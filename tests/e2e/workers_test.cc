@@ -94,7 +94,9 @@ TEST(Workers, LockstepOnThreeWorkersDecidesAsOnOne) {
     EXPECT_TRUE(worker == "local:0" || worker == "local:1" || worker == "local:2") << worker;
   }
   for (const auto& e : log_one) {
-    if (const auto* ev = e.payload.AsCandidateEvaluated()) EXPECT_EQ(ev->worker, "local");
+    if (const auto* ev = e.payload.AsCandidateEvaluated()) {
+      EXPECT_EQ(ev->worker, "local");
+    }
   }
   // The roster is in CampaignStarted; nothing joined or was lost on the way.
   const auto* started = log_three.front().payload.AsCampaignStarted();

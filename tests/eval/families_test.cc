@@ -222,7 +222,7 @@ TEST_P(FamiliesMatchReference, AtKnobExtremes) {
   for (const auto& w : p.workloads) {
     if (size(w) < size(*small)) small = &w;
   }
-  Workload odd{"odd", {}};
+  Workload odd{"odd", {}, {}};
   const int64_t kPrimes[] = {13, 37, 19, 23, 29};
   for (size_t i = 0; i < p.axes.size(); ++i) odd.axes[p.axes[i]] = kPrimes[i % 5];
   const std::vector<const Workload*> workloads = {small, &odd};

@@ -263,7 +263,7 @@ TEST(CudaExpression, DeeplyNestedCallsAreAnErrorNotACrash) {
 }
 
 TEST(CudaExpressionNames, AxesAndIntegerKnobs) {
-  const Workload w{"w", {{"rows", 4}, {"cols", 8}}};
+  const Workload w{"w", {{"rows", 4}, {"cols", 8}}, {}};
   const auto names = expression_names(
       w, {{"THREADS", "256"}, {"EXP", "fast"}, {"NEG", "-2"}, {"TILE", "128x64"}, {"rows", "99"}});
   EXPECT_EQ(names, (std::map<std::string, int64_t>{
@@ -274,7 +274,7 @@ TEST(CudaExpressionNames, AxesAndIntegerKnobs) {
 // ---------------------------------------------------------------------------------------------
 // resolve_launches
 
-const Workload kWorkload{"w", {{"rows", 1000}, {"cols", 64}}};
+const Workload kWorkload{"w", {{"rows", 1000}, {"cols", 64}}, {}};
 
 Launch launch(std::string kernel, std::vector<std::string> grid, std::vector<std::string> block,
               std::string shared = "0") {

@@ -557,7 +557,7 @@ TEST(Expression, DeepNestingIsAnErrorNotACrash) {
 
 TEST(ProblemElements, ScalarsAndMissingAxes) {
   Problem p;
-  Workload w{"w", {{"a", 3}, {"b", 5}}};
+  Workload w{"w", {{"a", 3}, {"b", 5}}, {}};
   TensorSpec scalar;
   EXPECT_EQ(p.elements(scalar, w), 1);
   TensorSpec t;

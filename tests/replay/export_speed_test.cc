@@ -91,7 +91,7 @@ TEST(ExportSpeed, CublasltExportsMatchAndAreTimedAgainstCublasltDefault) {
     testing::WorkloadDetails details;
     for (const auto& w : problem->workloads) {
       if (!rec.lt) break;
-      cuda::GemmProblem gp{w.axes.at(g.m), w.axes.at(g.n), w.axes.at(g.k), "bf16", !g.c.empty()};
+      cuda::GemmProblem gp{w.axes.at(g.m), w.axes.at(g.n), w.axes.at(g.k), "bf16", !g.c.empty(), ""};
       auto plan = rec.lt->plan(gp, cuda::LtConfig{}, size_t{64} << 20);
       ASSERT_TRUE(plan.ok()) << w.name << ": " << plan.status().to_string();
       details[w.name] = {{"library", rec.lt->version()}, {"plan", (*plan)->description()}};
