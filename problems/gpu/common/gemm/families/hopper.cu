@@ -157,10 +157,18 @@ constexpr int kASlice = kMulticast ? BLOCK_M / CLUSTER_N : BLOCK_M;  // rows of 
 constexpr int kBSlice = kMulticast ? BLOCK_N / CLUSTER_M : BLOCK_N;
 constexpr int kAccum = kMReps * BLOCK_N / 2;  // floats per consumer thread
 constexpr int kProducerRegs = 40;
-// What the consumers may take: the block's share of the register file (64 K / OCCUPANCY) less
-// the producer's, per thread, in steps of 8, at most 240.
-constexpr int kConsumerRegsRaw = (65536 / OCCUPANCY - 128 * kProducerRegs) / (128 * CONSUMERS) / 8 * 8;
+// Registers per thread at launch: __launch_bounds__ gives ptxas 64 K / (OCCUPANCY x threads),
+// in steps of 8 below 256 (168 for 384 threads, 80 for two blocks of 384).
+constexpr int kLaunchRegsRaw = 65536 / (OCCUPANCY * 128 * (CONSUMERS + 1)) / 8 * 8;
+constexpr int kLaunchRegs = kLaunchRegsRaw > 248 ? 248 : kLaunchRegsRaw;
+// What the consumers may take: the registers the block was launched with less the producer's,
+// per thread, in steps of 8, at most 240. setmaxnreg moves registers within the block: the
+// consumers' increase must not exceed what the producer's decrease gives back (e.g. 232 for
+// two consumers, as 40 x 128 + 232 x 256 = 168 x 384).
+constexpr int kConsumerRegsRaw = (kLaunchRegs * 128 * (CONSUMERS + 1) - 128 * kProducerRegs) / (128 * CONSUMERS) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerRegsRaw > 240 ? 240 : kConsumerRegsRaw;
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * CONSUMERS <= kLaunchRegs * 128 * (CONSUMERS + 1),
+              "setmaxnreg may not take more registers than the block was launched with");
 // The TMA-store epilogue: two 64 x 64 bf16 sub-tile buffers per consumer after the stages.
 constexpr int kEpiTile = 64;
 constexpr int kEpiBytes = kEpiTile * kEpiTile * 2;
@@ -179,8 +187,7 @@ static_assert(!kMulticast || (kASlice % 8 == 0 && kBSlice % 8 == 0),
 static_assert((ARC_GEMM_FP8 ? 2 : 1) * kAccum + 40 <= kConsumerRegs,
               "accumulators exceed the consumers' register budget");
 // With two blocks per SM ptxas holds the whole kernel to the launch's share of the register
-// file (65536 / (2 * threads)), whatever setmaxnreg gives the consumers later.
-constexpr int kLaunchRegs = 65536 / (OCCUPANCY * 128 * (CONSUMERS + 1)) / 8 * 8;
+// file (kLaunchRegs), whatever setmaxnreg gives the consumers later.
 static_assert(OCCUPANCY == 1 || (ARC_GEMM_FP8 ? 2 : 1) * kAccum + 48 <= kLaunchRegs,
               "accumulators exceed the registers of two blocks per SM");
 static_assert(PROMOTE >= 1 && PROMOTE <= 16, "PROMOTE: 1..16 k-blocks");
