@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "actors/campaign_worker.h"
 #include "base/status.h"
 #include "eval/evaluator.h"
 #include "problem/candidate.h"
@@ -51,17 +52,10 @@ std::vector<problem::Candidate> sample_space(const problem::Problem& problem, ui
                                              uint64_t seed,
                                              const std::vector<std::string>& families = {});
 
-struct CampaignWorker;  // actors/worker_slot.h
-
-// Measures on every worker at once, one thread each: the candidates go in order to whichever
-// worker is free, and the log records them in candidate order, each CandidateEvaluated naming
-// its worker and device, so that the log is the same whichever worker measured what (but for
-// those names and the times). Local workers measure what one compiler here compiled ahead
-// (compile_jobs at a time); remote ones compile on their hosts. A worker lost during an
-// evaluation (its availability() fails) gives the candidate back to the next free worker and
-// is reached again every second (a local one reconnected, a remote one connected anew and
-// admitted as open_workers admits them: actors/worker_admission.h); with none left the sweep
-// waits for one. `workers` as open_workers() opened them: at least one connected.
+// Measures on every worker at once (actors/sweep_measure.h) and logs the candidates in
+// candidate order, each CandidateEvaluated naming its worker and device, so that the log is the
+// same whichever worker measured what (but for those names and the times). `workers` as
+// open_workers() opened and admitted them: at least one connected.
 Result<SweepResult> run_sweep(const problem::Problem& problem, std::vector<CampaignWorker>& workers,
                               const SweepOptions& options);
 // One local evaluator.

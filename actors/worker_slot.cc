@@ -19,13 +19,6 @@ struct SlotState {
 
 using SlotActor = caf::stateful_actor<SlotState>*;
 
-// Why the worker is gone, or empty while it answers.
-std::string lost_reason(const CampaignWorker& w) {
-  if (w.evaluator == nullptr) return w.unreachable.empty() ? "not connected" : w.unreachable;
-  Status s = w.evaluator->availability();
-  return s ? "" : s.message();
-}
-
 // The candidate `hash` compiled on this worker: the guard's compile when it was made in this
 // process and the worker is local, else this worker's own (kept for later pairs).
 const fb::CompileFinishedT& compile_on(SlotState& st, const problem::Candidate& c,
@@ -138,30 +131,13 @@ PairOutcome measure(SlotState& st, const PairJob& job) {
 ConnectOutcome reach(SlotState& st) {
   ConnectOutcome out;
   CampaignWorker& w = *st.worker;
-  if (w.evaluator == nullptr || (w.connect && !w.evaluator->availability())) {
-    if (!w.connect) {
-      out.error = w.unreachable.empty() ? "not connected" : w.unreachable;
-      return out;
-    }
-    auto made = w.connect();
-    if (!made) {
-      w.unreachable = made.status().message();
-      out.error = w.unreachable;
-      out.refused = made.status().code() == Status::Code::kInvalidArgument;
-      return out;
-    }
-    w.owned = std::move(made.value());
-    w.evaluator = w.owned.get();
-    w.unreachable.clear();
-    st.compiled.clear();  // a new connection may be a new worker with an empty cache
-  } else if (Status s = w.evaluator->availability(); !s) {
-    if (Status r = w.evaluator->reconnect(); !r) {
-      out.error = r.message();
-      out.refused = r.code() == Status::Code::kInvalidArgument;
-      return out;
-    }
-    st.compiled.clear();
+  bool renewed = false;
+  if (Status s = reach_worker(w, &renewed); !s) {
+    out.error = s.message();
+    out.refused = s.code() == Status::Code::kInvalidArgument;
+    return out;
   }
+  if (renewed) st.compiled.clear();  // a new connection may be a new worker with an empty cache
   out.device = w.evaluator->device();
   out.device_model = w.evaluator->device_model();
   out.device_key = w.evaluator->device_key();

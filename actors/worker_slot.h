@@ -17,25 +17,12 @@
 #include <memory>
 #include <string>
 
+#include "actors/campaign_worker.h"
 #include "caf/all.hpp"
 #include "eval/evaluator.h"
 #include "problem/problem.h"
 
 namespace arc::actors {
-
-// One worker of a campaign (actors/worker_spec.h names it).
-struct CampaignWorker {
-  std::string name;  // "local", "local:N" or "host:port"
-  bool local = true;
-  // The worker's evaluator; null while a remote worker is not connected. `owned` holds it when
-  // the worker owns it (always, but for a campaign given one evaluator by its caller).
-  eval::Evaluator* evaluator = nullptr;
-  std::unique_ptr<eval::Evaluator> owned;
-  // Remote workers: connects again (connect, authenticate, attach the problem). Null for local
-  // workers, whose evaluator is reconnected in place.
-  std::function<Result<std::unique_ptr<eval::Evaluator>>()> connect;
-  std::string unreachable;  // why `evaluator` is null
-};
 
 // `worker` outlives the actor. `detached`: give it a thread of its own (its calls block); off
 // for evaluators that answer at once (replay).
