@@ -7,6 +7,8 @@
 #include <mutex>
 
 #include "actors/campaign_runner.h"
+#include "actors/campaign_workers.h"
+#include "actors/sweep.h"
 #include "actors/worker_setup.h"
 #include "base/arc_home.h"
 #include "base/sha256.h"
@@ -17,6 +19,7 @@
 #include "eval/worker_client.h"
 #include "eval/worker_secret.h"
 #include "problem/problem.h"
+#include "replay/summary.h"
 
 namespace arc::tools {
 namespace {
@@ -97,6 +100,56 @@ Result<ThroughputRun> run_campaign_on(const BenchWorkersOptions& o, const fs::pa
   if (!result) return result.status();
   r.seconds = std::chrono::duration<double>(last - first).count();
   r.decisions = sha256_hex(decisions).substr(0, 12);
+  return r;
+}
+
+struct SweepRun {
+  uint32_t candidates = 0;
+  double seconds = 0;
+  std::string log;  // hash of the candidates and input seeds logged, in order
+};
+
+// `arcd sweep --sample N` of the problem on `workers`, timed from the first candidate handed out
+// to the last logged.
+Result<SweepRun> run_sweep_on(const BenchWorkersOptions& o, const problem::Problem& problem,
+                              const std::string& workers, const fs::path& secret,
+                              const std::string& name) {
+  actors::RunOptions options;
+  options.make_evaluator = [](const problem::Problem& p) {
+    return Result<std::unique_ptr<eval::Evaluator>>(eval::make_synthetic_evaluator(p, 0));
+  };
+  eval::EvaluatorChoice choice;
+  if (auto s = actors::configure_workers(options, actors::CampaignConfig{}, problem, choice,
+                                         actors::WorkerFlags{workers, secret.string()});
+      !s) {
+    return s;
+  }
+  auto opened = actors::open_workers(problem, options, {});
+  if (!opened) return opened.status();
+  actors::SweepOptions so;
+  so.run_dir = o.work / name;
+  so.sample = o.candidates;
+  so.seed = 1;
+  so.evaluation.rounds = 1;
+  SweepRun r;
+  Clock::time_point t0{}, t1{};
+  so.progress = [&](uint32_t done, uint32_t) {
+    if (done == 1) t0 = Clock::now();
+    t1 = Clock::now();
+  };
+  auto swept = actors::run_sweep(problem, opened->workers, so);
+  if (!swept) return swept.status();
+  r.candidates = swept->candidates - 1;  // timed from the first logged
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  auto log = replay::read_run(so.run_dir);
+  if (!log) return log.status();
+  std::string text;
+  for (const auto& e : log.value()) {
+    if (const auto* ev = e.payload.AsCandidateEvaluated()) {
+      text += ev->candidate_hash + std::to_string(ev->input_seed);
+    }
+  }
+  r.log = sha256_hex(text).substr(0, 12);
   return r;
 }
 
@@ -216,6 +269,28 @@ int bench_workers(const BenchWorkersOptions& o) {
                   r->seconds, rate, speedup, speedup / n, r->decisions.c_str());
       std::fflush(stdout);
     }
+  }
+
+  // 3. A sweep of the same number of candidates on 1, 2, 4, 8 workers.
+  std::printf("\nsweep (--sample %u), evaluation %.3f s\n", o.candidates, o.eval_seconds);
+  std::printf("%8s %10s %9s %10s %8s %10s %12s\n", "workers", "candidates", "seconds", "cand/s",
+              "speedup", "efficiency", "log");
+  double base_rate = 0;
+  for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
+    std::string list;
+    for (uint32_t i = 0; i < n; ++i)
+      list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
+    auto r = run_sweep_on(o, problem.value(), list, secret, "sweep-" + std::to_string(n));
+    if (!r) {
+      std::fprintf(stderr, "arc-bench: sweep on %u workers: %s\n", n, r.status().message().c_str());
+      return 1;
+    }
+    const double rate = r->seconds > 0 ? r->candidates / r->seconds : 0;
+    if (n == 1) base_rate = rate;
+    const double speedup = base_rate > 0 ? rate / base_rate : 0;
+    std::printf("%8u %10u %9.2f %10.2f %8.2f %10.3f %12s\n", n, r->candidates, r->seconds, rate,
+                speedup, speedup / n, r->log.c_str());
+    std::fflush(stdout);
   }
   return 0;
 }
