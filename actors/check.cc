@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/trim.h"
 #include "eval/cuda_evaluator.h"
 
 namespace arc::actors {
@@ -15,13 +16,6 @@ using problem::Problem;
 using problem::Variant;
 
 namespace {
-
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 std::vector<std::string_view> lines_of(std::string_view s) {
   std::vector<std::string_view> out;

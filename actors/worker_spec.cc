@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/numeric_range.h"
+#include "base/trim.h"
 #include "eval/remote_protocol.h"
 
 namespace arc::actors {
@@ -11,11 +12,7 @@ namespace {
 // Device ordinals of local:N.
 constexpr IntegerRange kDeviceRange{0, 1023};
 
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
-}
+std::string trim(const std::string& s) { return arc::trim(s, " \t"); }
 
 }  // namespace
 
