@@ -9,6 +9,7 @@
 
 #include "actors/agent_backend_registry.h"
 #include "actors/campaign_toml.h"
+#include "actors/guard_core.h"
 #include "actors/worker_spec.h"
 #include "base/arc_home.h"
 
@@ -16,6 +17,7 @@ namespace arc::actors {
 namespace {
 
 constexpr const char* kTimingValues = "\"auto\", \"cuda_events\" or \"cupti\"";
+constexpr const char* kMarginScopeValues = "\"changed\" or \"all\"";
 
 std::string where(const std::filesystem::path& file, const std::string& field) {
   return file.string() + ": field '" + field + "'";
@@ -157,12 +159,16 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   }
 
   const CampaignTable guard = r.table("guard", false);
-  r.known_fields(
-      guard, {"margin", "sol_margin", "pairs", "pair_band", "pair_confidence", "pair_repetitions"});
+  r.known_fields(guard, {"margin", "sol_margin", "pairs", "pair_band", "pair_confidence",
+                         "pair_repetitions", "margin_scope"});
   r.number(guard, "margin", c.margin, kMarginRange);
   r.integer(guard, "pairs", c.pairs, kPairsRange);
   r.number(guard, "pair_band", c.pair_band, kPairBandRange);
   r.number(guard, "pair_confidence", c.pair_confidence, kPairConfidenceRange);
+  r.get(guard, "margin_scope", c.margin_scope, false, kMarginScopeValues);
+  if (!r.failed() && c.margin_scope != kScopeChanged && c.margin_scope != kScopeAll) {
+    r.fail("guard.margin_scope", kMarginScopeValues, in_quotes(c.margin_scope));
+  }
   if (guard.table != nullptr && guard.table->contains("pair_repetitions")) {
     uint32_t n = 0;
     r.integer(guard, "pair_repetitions", n, kRepetitionsRange);
@@ -266,6 +272,7 @@ std::string campaign_text(const CampaignConfig& c) {
      << (c.sol_margin ? "\nsol_margin = " + toml_number(*c.sol_margin) : std::string())
      << "\npairs = " << c.pairs << "\npair_band = " << toml_number(c.pair_band)
      << "\npair_confidence = " << toml_number(c.pair_confidence)
+     << "\nmargin_scope = " << toml_string(c.margin_scope)
      << (c.pair_repetitions ? "\npair_repetitions = " + std::to_string(*c.pair_repetitions)
                             : std::string())
      << "\n\n[memory]\nwins = " << bound(c.wins_bound) << "\ntraps = " << bound(c.traps_bound)

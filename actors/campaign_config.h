@@ -79,6 +79,9 @@ struct CampaignConfig {
   uint32_t pairs = 10;  // 0: decisions from the evaluation alone
   double pair_band = 0.05;
   double pair_confidence = 0.95;
+  // [guard] margin_scope: "changed" (the margin applies to the workloads a candidate runs
+  // another variant on) or "all" (over every workload); actors/guard_core.h.
+  std::string margin_scope = "changed";
   // [guard] pair_repetitions: timed repetitions of each side of a pair; unset: [evaluation]
   // repetitions. Its warm-up is [evaluation] warmup; one correctness round on the pair's inputs.
   std::optional<uint32_t> pair_repetitions;

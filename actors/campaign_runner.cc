@@ -248,6 +248,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
                           std::to_string(FLATBUFFERS_VERSION_REVISION)},
       {"evaluator", ctx.evaluator->name()},
       {kDecisionsKey, kPairedDecisions},
+      {kMarginScopeKey, ctx.config.margin_scope},
       {kDeviceModelKey, ctx.device_model},
       {"workers", worker_names(ctx.workers)},
   };

@@ -25,9 +25,12 @@ void GuardCore::apply(const events::Event& e) {
   switch (e.payload.type) {
     case fb::Payload::CampaignStarted: {
       // A log written before paired decisions existed is decided, and verified, unpaired.
+      // One written before the margin scope existed is decided over every workload.
       paired_log_ = false;
+      changed_scope_ = false;
       for (const auto& kv : e.payload.AsCampaignStarted()->software) {
         if (kv->key == kDecisionsKey && kv->value == kPairedDecisions) paired_log_ = true;
+        if (kv->key == kMarginScopeKey && kv->value == kScopeChanged) changed_scope_ = true;
       }
       break;
     }
@@ -35,6 +38,10 @@ void GuardCore::apply(const events::Event& e) {
       const auto* p = e.payload.AsCandidateProposed();
       if (p->agent == kCampaignActor && p->move == kBaselineMove)
         baseline_hash_ = p->candidate_hash;
+      // An unreadable form leaves the candidate unknown: its margin then covers every workload.
+      if (auto c = problem::Candidate::from_canonical(p->canonical); c.ok()) {
+        candidates_.insert_or_assign(p->candidate_hash, std::move(c.value()));
+      }
       break;
     }
     case fb::Payload::CandidateEvaluated: {
@@ -57,6 +64,7 @@ void GuardCore::apply(const events::Event& e) {
         if (p->verdict == fb::Verdict::KEEP) {
           // The baseline's medians are the speedups' denominators.
           baseline_ns_ = pending_baseline_;
+          kept_speedups_[baseline_hash_].assign(config_.workloads.size(), 1.0);
           for (auto& [agent, score] : incumbents_) score = 1.0;
           for (auto& [agent, hash] : incumbent_hashes_) hash = baseline_hash_;
         }
@@ -66,6 +74,9 @@ void GuardCore::apply(const events::Event& e) {
       if (p->verdict == fb::Verdict::KEEP) {
         incumbents_[p->agent] = p->score;
         incumbent_hashes_[p->agent] = p->candidate_hash;
+        if (p->speedups.size() == config_.workloads.size()) {
+          kept_speedups_[p->candidate_hash] = p->speedups;
+        }
       }
       break;
     }
@@ -106,6 +117,33 @@ double GuardCore::incumbent_score(const std::string& agent) const {
 std::string GuardCore::incumbent_hash(const std::string& agent) const {
   auto it = incumbent_hashes_.find(agent);
   return it == incumbent_hashes_.end() || it->second.empty() ? baseline_hash_ : it->second;
+}
+
+std::vector<bool> GuardCore::margin_workloads(const fb::CandidateProposedT& proposal) const {
+  const std::string incumbent = incumbent_hash(proposal.agent);
+  if (proposal.agent == kCampaignActor || kept_speedups(incumbent) == nullptr) {
+    return std::vector<bool>(config_.workloads.size(), true);
+  }
+  return in_scope(proposal.candidate_hash, incumbent);
+}
+
+std::vector<bool> GuardCore::in_scope(const std::string& candidate,
+                                      const std::string& incumbent) const {
+  std::vector<bool> scope(config_.workloads.size(), true);
+  if (!changed_scope_) return scope;
+  const auto c = candidates_.find(candidate);
+  const auto i = candidates_.find(incumbent);
+  if (c == candidates_.end() || i == candidates_.end()) return scope;
+  for (size_t w = 0; w < scope.size(); ++w) {
+    const auto& name = config_.workloads[w];
+    scope[w] = !(c->second.variant_for(name) == i->second.variant_for(name));
+  }
+  return scope;
+}
+
+const std::vector<double>* GuardCore::kept_speedups(const std::string& hash) const {
+  auto it = kept_speedups_.find(hash);
+  return it == kept_speedups_.end() ? nullptr : &it->second;
 }
 
 const std::vector<fb::PairMeasuredT>* GuardCore::logged_pairs(const std::string& candidate,
@@ -200,7 +238,15 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
     return out;
   }
 
+  // The margin's workloads and the incumbent's speedups on them (the "changed" scope), or
+  // every workload and the incumbent's score (the "all" scope, or an incumbent not known).
+  const std::string incumbent = incumbent_hash(proposal.agent);
+  const std::vector<double>* kept = is_baseline ? nullptr : kept_speedups(incumbent);
+  const bool scoped = kept != nullptr && changed_scope_;
+  const std::vector<bool> scope = margin_workloads(proposal);
   double noise = 0;
+  std::vector<double> gains;  // per workload in scope: speedup over the incumbent's
+  std::string changed;        // their names, for the reason
   for (size_t i = 0; i < ws.size(); ++i) {
     const auto* w = ws[i];
     const double base =
@@ -208,39 +254,63 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
     d.speedups.push_back(base / w->median_ns);
     const double head = base - w->sol_ns;
     d.sol_scores.push_back(head > 0 ? 1.0 / (1.0 + (w->median_ns - w->sol_ns) / head) : 1.0);
+    if (!scope[i]) continue;
     noise = std::max(noise, w->spread / 2);
+    if (scoped) {
+      gains.push_back(d.speedups.back() / (*kept)[i]);
+      changed += (changed.empty() ? "" : ", ") + w->workload;
+    }
   }
   d.score = is_baseline ? 1.0 : geomean(d.speedups);
   d.noise = noise;
   d.margin = std::max(config_.margin, noise);
   std::ostringstream os;
   os.precision(4);
+  // The "all" scope's comparison is written as it always was, so old logs re-derive exactly.
+  const double gain = scoped ? geomean(gains) : d.score / d.incumbent_score;
+  const bool better = scoped ? !gains.empty() && gain > 1.0 + d.margin
+                             : d.score > d.incumbent_score * (1.0 + d.margin);
   if (is_baseline) {
     d.verdict = fb::Verdict::KEEP;
     os << "baseline: every workload correct";
-  } else if (d.score > d.incumbent_score * (1.0 + d.margin)) {
+  } else if (scoped && gains.empty()) {
+    d.verdict = fb::Verdict::REVERT;
+    os << "runs its incumbent " << incumbent.substr(0, 12) << "'s variant on every workload";
+  } else if (better) {
     d.verdict = fb::Verdict::KEEP;
-    os << "score " << d.score << " > incumbent " << d.incumbent_score << " x (1 + " << d.margin
-       << ")";
+    if (scoped) {
+      os << "speedup " << gain << " over the incumbent on the " << gains.size()
+         << " workload(s) it changes (" << changed << ") > 1 + " << d.margin << "; score "
+         << d.score << ", incumbent " << d.incumbent_score;
+    } else {
+      os << "score " << d.score << " > incumbent " << d.incumbent_score << " x (1 + " << d.margin
+         << ")";
+    }
     fb::ConclusionRecordedT c;
     c.kind = fb::ConclusionKind::WIN;
     c.kernel_type = config_.kernel_type;
     c.move = proposal.move;
-    c.speedup = d.score / d.incumbent_score;
+    c.speedup = gain;
     c.candidate_hash = proposal.candidate_hash;
     c.agent = proposal.agent;
     out.conclusion = std::move(c);
   } else {
     d.verdict = fb::Verdict::REVERT;
-    os << "score " << d.score << " <= incumbent " << d.incumbent_score << " x (1 + " << d.margin
-       << ")";
+    if (scoped) {
+      os << "speedup " << gain << " over the incumbent on the " << gains.size()
+         << " workload(s) it changes (" << changed << ") <= 1 + " << d.margin << "; score "
+         << d.score << ", incumbent " << d.incumbent_score;
+    } else {
+      os << "score " << d.score << " <= incumbent " << d.incumbent_score << " x (1 + " << d.margin
+         << ")";
+    }
   }
   d.reason = os.str();
   const double band = std::max(config_.pair_band, noise);
-  *to_pair = !is_baseline && config_.pairs > 0 && paired_log_ &&
-             d.score >= d.incumbent_score * (1.0 + d.margin - band) &&
-             incumbent_hash(proposal.agent) != proposal.candidate_hash &&
-             !incumbent_hash(proposal.agent).empty();
+  const bool near = scoped ? !gains.empty() && gain >= 1.0 + d.margin - band
+                           : d.score >= d.incumbent_score * (1.0 + d.margin - band);
+  *to_pair = !is_baseline && config_.pairs > 0 && paired_log_ && near &&
+             incumbent != proposal.candidate_hash && !incumbent.empty();
   return out;
 }
 
@@ -273,12 +343,15 @@ std::string pair_failure(const fb::PairMeasuredT& pair, bool candidate_side,
   return "";
 }
 
-// Pair i's ratio: the geometric mean over workloads of T_incumbent / T_candidate.
-// (pair_failure() has found every workload OK.)
+// Pair i's ratio: the geometric mean of T_incumbent / T_candidate over the workloads in
+// `scope` (aligned with `floors`). (pair_failure() has found every workload OK.)
 double pair_ratio(const fb::PairMeasuredT& pair,
-                  const std::vector<std::pair<std::string, double>>& floors) {
+                  const std::vector<std::pair<std::string, double>>& floors,
+                  const std::vector<bool>& scope) {
   std::vector<double> per_workload;
-  for (const auto& [name, floor] : floors) {
+  for (size_t i = 0; i < floors.size(); ++i) {
+    if (!scope[i]) continue;
+    const std::string& name = floors[i].first;
     for (const auto& w : pair.workloads) {
       if (w->workload == name) {
         per_workload.push_back(w->incumbent->median_ns / w->candidate->median_ns);
@@ -324,13 +397,14 @@ std::optional<PairRequest> GuardCore::next_pair(const fb::CandidateProposedT& pr
   if (have >= config_.pairs) return std::nullopt;
   // A failed pair decides at once: more pairs would not change a REJECT or a failed incumbent.
   const auto floors = sol_floors(evaluation);
+  const std::vector<bool> scope = margin_workloads(proposal);
   std::vector<double> ratios;
   for (size_t i = 0; i < have; ++i) {
     if (!pair_failure((*logged)[i], true, floors).empty() ||
         !pair_failure((*logged)[i], false, floors).empty()) {
       return std::nullopt;
     }
-    ratios.push_back(pair_ratio((*logged)[i], floors));
+    ratios.push_back(pair_ratio((*logged)[i], floors, scope));
   }
   // Decided early: enough pairs at or below the margin that the bound cannot exceed it.
   if (ratios_at_most(ratios, out.decision.margin) >=
@@ -398,7 +472,8 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
     }
   }
   std::vector<double> ratios;
-  for (size_t i = 0; i < have; ++i) ratios.push_back(pair_ratio((*logged)[i], floors));
+  const std::vector<bool> scope = margin_workloads(proposal);
+  for (size_t i = 0; i < have; ++i) ratios.push_back(pair_ratio((*logged)[i], floors, scope));
   const size_t rank = sign_test_rank(config_.pairs, config_.pair_confidence);
   const size_t low = ratios_at_most(ratios, d.margin);
   if (have < config_.pairs && low < rank) {

@@ -30,6 +30,19 @@
 // also carries the pairs' median ratio and bound. next_pair() says which pair is due; decide()
 // on an evaluation whose pairs are not all logged REVERTs with "paired confirmation incomplete"
 // (the guard shell never asks that; a log that lacks pairs fails verification on it).
+//
+// Margin scope ([guard] margin_scope, recorded in CampaignStarted's software as margin_scope).
+// "changed" (the default): the margin applies to the workloads on which the candidate runs
+// another variant than its incumbent (problem::Candidate::variant_for: a gate or the base);
+// on the others both run the same kernel, so their ratios are noise and say nothing about the
+// move. The gain is the geometric mean, over those workloads only, of the candidate's speedup
+// over the incumbent's (both from their own evaluations), and the noise is theirs; the pairs'
+// ratios are taken over the same workloads. KEEP iff gain > 1 + margin (paired: the bound
+// exceeds it); a candidate that runs its incumbent's kernel on every workload is a REVERT.
+// So a gate that wins 5% on one workload of five is kept, where over all five (1%) it would
+// fall under a 2% margin. "all", and every log without the entry: the gain is the score over
+// the incumbent's score, over every workload, as before the scope existed. The score stays
+// the geometric mean over every workload of the evaluation's speedups over the baseline.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -37,6 +50,7 @@
 #include <vector>
 
 #include "events/codec.h"
+#include "problem/candidate.h"
 
 namespace arc::actors {
 
@@ -52,6 +66,11 @@ inline constexpr double kHostSolMargin = 1.0;
 inline constexpr const char* kDecisionsKey = "decisions";
 inline constexpr const char* kPairedDecisions = "paired";
 inline constexpr double kCudaSolMargin = 0.5;
+// CampaignStarted's software entry naming the margin scope: kScopeChanged or kScopeAll. A log
+// without it is decided, and verified, with kScopeAll.
+inline constexpr const char* kMarginScopeKey = "margin_scope";
+inline constexpr const char* kScopeChanged = "changed";
+inline constexpr const char* kScopeAll = "all";
 // The configured margin, else the backend's default ("cuda": kCudaSolMargin, else host's).
 double sol_margin_for(std::optional<double> configured, const std::string& backend);
 
@@ -127,6 +146,17 @@ class GuardCore {
       const fb::CandidateEvaluatedT& evaluation) const;
   const std::vector<fb::PairMeasuredT>* logged_pairs(const std::string& candidate,
                                                      const std::string& incumbent) const;
+  // Per workload (problem order): the workloads the margin applies to for this proposal:
+  // in_scope() against the agent's incumbent, or every workload for the baseline and for an
+  // incumbent whose speedups are not known.
+  std::vector<bool> margin_workloads(const fb::CandidateProposedT& proposal) const;
+  // Per workload (problem order): whether the margin applies to it. With the "changed" scope,
+  // the workloads on which `candidate` runs another variant than `incumbent`; every workload
+  // with the "all" scope or where either candidate's form is unknown.
+  std::vector<bool> in_scope(const std::string& candidate, const std::string& incumbent) const;
+  // The incumbent's per-workload speedups over the baseline, from its KEEP (ones for the
+  // baseline), or null when they are not known (then the gain is taken over every workload).
+  const std::vector<double>* kept_speedups(const std::string& hash) const;
 
   std::map<std::string, double> incumbents_;             // agent -> score
   std::map<std::string, std::string> incumbent_hashes_;  // agent -> candidate hash
@@ -135,7 +165,10 @@ class GuardCore {
   std::map<std::string, uint64_t> evaluations_;  // candidate hash -> CandidateEvaluated seq
   uint32_t decided_ = 0;
   bool campaign_plateau_ = false;
-  bool paired_log_ = true;  // until a CampaignStarted without the marker says otherwise
+  bool paired_log_ = true;      // until a CampaignStarted without the marker says otherwise
+  bool changed_scope_ = false;  // the "changed" margin scope (CampaignStarted says so)
+  std::map<std::string, problem::Candidate> candidates_;      // hash -> proposed form
+  std::map<std::string, std::vector<double>> kept_speedups_;  // hash -> its KEEP's speedups
 };
 
 // Geometric mean of positive values (1 for none).

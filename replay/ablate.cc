@@ -14,6 +14,7 @@
 
 #include "actors/agent_backend_registry.h"
 #include "actors/campaign_runner.h"
+#include "actors/guard_core.h"
 #include "actors/view.h"
 #include "base/rng.h"
 #include "base/stats.h"
@@ -99,10 +100,18 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
   if (k == "sibling_inspection") return boolean(c.sibling_inspection);
   if (k == "plateau_window") return number(c.plateau_window, actors::kPlateauWindowRange);
   if (k == "global_plateau") return number(c.global_plateau, actors::kGlobalPlateauRange);
+  if (k == "margin_scope") {
+    if (v != actors::kScopeChanged && v != actors::kScopeAll) {
+      return Status::invalid_argument("ablation change '" + change +
+                                      "': expected margin_scope=changed or margin_scope=all");
+    }
+    c.margin_scope = v;
+    return Status::ok();
+  }
   return Status::invalid_argument("ablation change '" + change +
                                   "': expected one of agents, wins, traps, drafting, "
-                                  "sibling_inspection, plateau_window, global_plateau, skill, "
-                                  "skill.AGENT");
+                                  "sibling_inspection, plateau_window, global_plateau, "
+                                  "margin_scope, skill, skill.AGENT");
 }
 
 }  // namespace

@@ -74,6 +74,8 @@ TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
       {"repetitions = 7", "repetitions = 7\ntiming = 1", "evaluation.timing",
        "expected \"auto\", \"cuda_events\" or \"cupti\", got an integer"},
       {"traps = 4", "traps = -1", "memory.traps", "an integer in [1, 1073741824] or \"unbounded\""},
+      {"traps = 4", "traps = 4\n[guard]\nmargin_scope = \"some\"", "guard.margin_scope",
+       "expected \"changed\" or \"all\", got \"some\""},
       {"skill = \"tiling\"", "skill = \"nosuch\"", "agents[0].skill", "a skill folder"},
       {"name = \"t1\"", "name = \"bad name\"", "agents[0].name", "letters, digits"},
       {"seed = 3", "seed = 3\ncolour = 1", "campaign.colour", "unknown field"},
@@ -103,6 +105,20 @@ TEST_F(CampaignConfigTest, TimingMethodIsParsedAndRoundTrips) {
     ASSERT_TRUE(again.ok()) << again.status().to_string();
     EXPECT_EQ(again->evaluation.timing, timing);
   }
+}
+
+TEST_F(CampaignConfigTest, MarginScopeDefaultsToChangedAndRoundTrips) {
+  auto def = parse_campaign(good(), file_);
+  ASSERT_TRUE(def.ok()) << def.status().to_string();
+  EXPECT_EQ(def->margin_scope, "changed");
+  std::string text = good();
+  text.replace(text.find("traps = 4"), 9, "traps = 4\n[guard]\nmargin_scope = \"all\"");
+  auto r = parse_campaign(text, file_);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->margin_scope, "all");
+  auto again = parse_campaign(campaign_text(*r), file_);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->margin_scope, "all");
 }
 
 TEST_F(CampaignConfigTest, DuplicateAgentNamesAreRejected) {

@@ -1,0 +1,197 @@
+// The margin's scope (actors/guard_core.h, "Margin scope"): with "changed" a candidate is judged
+// on the workloads where it runs another variant than its incumbent; with "all", and in a log
+// that does not name the scope, over every workload.
+#include <cmath>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "actors/guard_core.h"
+#include "tests/cores/fixtures.h"
+
+namespace arc::actors {
+namespace {
+
+using testing::evaluation;
+using testing::LogBuilder;
+using testing::proposal;
+
+class GuardScopeTest : public ::testing::Test {
+ protected:
+  // A campaign whose CampaignStarted names `scope` ("" for a log without the entry), with
+  // `pairs` paired decisions (0: decided from the evaluation alone).
+  void open(const std::string& scope, uint32_t pairs) {
+    problem_ = testing::toy_problem();
+    GuardConfig gc{0.02, 50, "softmax", {"small", "large"}};
+    gc.pairs = pairs;
+    core_ = std::make_unique<GuardCore>(gc);
+    fb::CampaignStartedT started;
+    auto add = [&](const char* key, const std::string& value) {
+      auto kv = std::make_unique<fb::KeyValueT>();
+      kv->key = key;
+      kv->value = value;
+      started.software.push_back(std::move(kv));
+    };
+    add(kDecisionsKey, kPairedDecisions);
+    if (!scope.empty()) add(kMarginScopeKey, scope);
+    apply(log_.add(kCampaignActor, started));
+    testing::open_campaign(log_, problem_, {"a1"}, [this](const events::Event& e) { apply(e); });
+  }
+  void apply(const events::Event& e) { core_->apply(e); }
+  // The seed with a gate on `workload` (TILE_M = tile there, the base elsewhere).
+  problem::Candidate gated(const problem::Candidate& from, const std::string& workload,
+                           const std::string& tile) {
+    problem::Candidate c = from;
+    c.gates[workload] = from.variant_for(workload);
+    c.gates[workload].knobs["TILE_M"] = tile;
+    return c;
+  }
+  GuardOutcome decide(const fb::CandidateProposedT& p, const fb::CandidateEvaluatedT& ev) {
+    apply(log_.add("a1", p));
+    const uint64_t seq = log_.add(kGuardActor, ev).seq;
+    uint32_t index = 0;
+    while (auto next = core_->next_pair(p, ev, seq)) {
+      apply(log_.add(kGuardActor, pair(p, next->incumbent_hash, index++, seq)));
+      if (index > 100) break;
+    }
+    GuardOutcome out = core_->decide(p, ev, seq);
+    apply(log_.add(kGuardActor, out.decision));
+    return out;
+  }
+  // A pair in which the candidate is small_gain faster on small and large_gain on large.
+  fb::PairMeasuredT pair(const fb::CandidateProposedT& p, const std::string& incumbent,
+                         uint32_t index, uint64_t seq) {
+    fb::PairMeasuredT m;
+    m.candidate_hash = p.candidate_hash;
+    m.agent = p.agent;
+    m.incumbent_hash = incumbent;
+    m.index = index;
+    m.candidate_first = index % 2 == 1;
+    m.evaluation_seq = seq;
+    for (const auto& [name, ns, gain] :
+         {std::tuple{"small", 1000.0, pair_small_}, std::tuple{"large", 8000.0, pair_large_}}) {
+      auto w = std::make_unique<fb::PairWorkloadT>();
+      w->workload = name;
+      w->candidate = std::make_unique<fb::PairSideT>();
+      w->candidate->status = fb::WorkloadStatus::OK;
+      w->candidate->median_ns = ns / (gain * (1 + 0.001 * (index % 3)));
+      w->incumbent = std::make_unique<fb::PairSideT>();
+      w->incumbent->status = fb::WorkloadStatus::OK;
+      w->incumbent->median_ns = ns;
+      m.workloads.push_back(std::move(w));
+    }
+    return m;
+  }
+
+  problem::Problem problem_;
+  std::unique_ptr<GuardCore> core_;
+  LogBuilder log_;
+  double pair_small_ = 1.0, pair_large_ = 1.0;
+};
+
+// 4% on one workload of two is 1.98% over both: under a 2% margin over all, over it where
+// the candidate changes something.
+TEST_F(GuardScopeTest, AGateIsJudgedOnTheWorkloadItChanges) {
+  open(kScopeChanged, 0);
+  auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.04, 8000}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
+  EXPECT_NE(out.decision.reason.find("on the 1 workload(s) it changes (small)"), std::string::npos)
+      << out.decision.reason;
+  EXPECT_NEAR(out.decision.score, std::sqrt(1.04), 1e-9);  // the score is over every workload
+  ASSERT_TRUE(out.conclusion.has_value());
+  EXPECT_NEAR(out.conclusion->speedup, 1.04, 1e-9);
+}
+
+TEST_F(GuardScopeTest, TheAllScopeAndALogWithoutTheEntryJudgeOverEveryWorkload) {
+  for (const std::string scope : {kScopeAll, ""}) {
+    log_ = LogBuilder();
+    open(scope, 0);
+    auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+    auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.04, 8000}));
+    EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT) << scope << ": " << out.decision.reason;
+    EXPECT_NE(out.decision.reason.find("<= incumbent 1 x (1 + 0.02)"), std::string::npos)
+        << out.decision.reason;
+  }
+}
+
+// The noise of a workload the candidate does not change neither widens its margin nor counts.
+TEST_F(GuardScopeTest, NoiseOnAnUnchangedWorkloadDoesNotWidenTheMargin) {
+  open(kScopeChanged, 0);
+  auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+  auto ev = evaluation(p.candidate_hash, {1000 / 1.05, 8000 * 1.3}, 0.01);
+  ev.workloads[1]->spread = 0.4;  // 20% noise, and 30% slower, on the unchanged workload
+  auto out = decide(p, ev);
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
+  EXPECT_NEAR(out.decision.margin, 0.02, 1e-12);
+  EXPECT_LT(out.decision.score, 1.0);  // over every workload it looks slower
+}
+
+TEST_F(GuardScopeTest, ACandidateRunningItsIncumbentsVariantsEverywhereIsReverted) {
+  open(kScopeChanged, 0);
+  // A gate equal to the base: another hash, the same kernel on every workload.
+  problem::Candidate same = problem_.seed;
+  same.gates["large"] = same.base;
+  ASSERT_NE(same.hash(), problem_.seed.hash());
+  auto p = proposal("a1", same, "shape_gate:1_gates");
+  auto out = decide(p, evaluation(p.candidate_hash, {800, 6400}));  // 25% "faster": noise
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT);
+  EXPECT_NE(out.decision.reason.find("variant on every workload"), std::string::npos)
+      << out.decision.reason;
+  EXPECT_FALSE(out.conclusion.has_value());
+}
+
+// Paired: the ratios are taken over the changed workload, so drift on the other one (3% against
+// the candidate in every pair) cannot sink a 5% gain, nor can it make one.
+TEST_F(GuardScopeTest, PairsAreJudgedOnTheChangedWorkloads) {
+  open(kScopeChanged, 10);
+  auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+  pair_small_ = 1.05;
+  pair_large_ = 1 / 1.03;
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.05, 8000}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
+  EXPECT_EQ(out.decision.pairs, 10u);
+  EXPECT_NEAR(out.decision.paired_ratio, 1.05 * 1.001, 1e-9);
+
+  auto q = proposal("a1", gated(gated(problem_.seed, "small", "16"), "large", "32"),
+                    "shape_gate:2_gates");
+  pair_small_ = 1.0;  // unchanged from its incumbent (the candidate above)
+  pair_large_ = 1.0;
+  auto drifted = decide(q, evaluation(q.candidate_hash, {1000 / 1.05 / 1.1, 8000 / 1.03}));
+  EXPECT_EQ(drifted.decision.verdict, fb::Verdict::REVERT) << drifted.decision.reason;
+  EXPECT_LE(drifted.decision.paired_bound, 1.02);
+}
+
+TEST_F(GuardScopeTest, PairsOverEveryWorkloadWithTheAllScope) {
+  open(kScopeAll, 10);
+  auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+  pair_small_ = 1.05;
+  pair_large_ = 1 / 1.03;
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.05, 8000 / 1.02}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT) << out.decision.reason;
+  EXPECT_LT(out.decision.paired_ratio, 1.02);
+}
+
+// A kept gate becomes the incumbent: the next candidate is judged against its speedups on the
+// workloads the two differ on.
+TEST_F(GuardScopeTest, TheNextCandidateIsComparedWithTheKeptSpeedups) {
+  open(kScopeChanged, 0);
+  const problem::Candidate first = gated(problem_.seed, "small", "16");
+  auto p = proposal("a1", first, "shape_gate:1_gates");
+  // Kept on small; its large measured 10% fast by chance (the same kernel as the baseline's).
+  ASSERT_EQ(decide(p, evaluation(p.candidate_hash, {1000 / 1.04, 8000 / 1.1})).decision.verdict,
+            fb::Verdict::KEEP);
+  // Changing large to something 5% faster than the baseline is no gain over the 10% the
+  // incumbent's measurement showed there.
+  auto q = proposal("a1", gated(first, "large", "32"), "shape_gate:2_gates");
+  auto out = decide(q, evaluation(q.candidate_hash, {1000 / 1.04, 8000 / 1.05}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT) << out.decision.reason;
+  EXPECT_NE(out.decision.reason.find("(large)"), std::string::npos) << out.decision.reason;
+  // 15% is.
+  auto r = proposal("a1", gated(first, "large", "64"), "shape_gate:2_gates");
+  EXPECT_EQ(decide(r, evaluation(r.candidate_hash, {1000, 8000 / 1.15})).decision.verdict,
+            fb::Verdict::KEEP);
+}
+
+}  // namespace
+}  // namespace arc::actors
