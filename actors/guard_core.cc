@@ -270,6 +270,17 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
   const double gain = scoped ? geomean(gains) : d.score / d.incumbent_score;
   const bool better = scoped ? !gains.empty() && gain > 1.0 + d.margin
                              : d.score > d.incumbent_score * (1.0 + d.margin);
+  // The comparison that decided, with `cmp` (">" or "<=") between its sides.
+  auto explain = [&](const char* cmp) {
+    if (scoped) {
+      os << "speedup " << gain << " over the incumbent on the " << gains.size()
+         << " workload(s) it changes (" << changed << ") " << cmp << " 1 + " << d.margin
+         << "; score " << d.score << ", incumbent " << d.incumbent_score;
+    } else {
+      os << "score " << d.score << " " << cmp << " incumbent " << d.incumbent_score << " x (1 + "
+         << d.margin << ")";
+    }
+  };
   if (is_baseline) {
     d.verdict = fb::Verdict::KEEP;
     os << "baseline: every workload correct";
@@ -278,14 +289,7 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
     os << "runs its incumbent " << incumbent.substr(0, 12) << "'s variant on every workload";
   } else if (better) {
     d.verdict = fb::Verdict::KEEP;
-    if (scoped) {
-      os << "speedup " << gain << " over the incumbent on the " << gains.size()
-         << " workload(s) it changes (" << changed << ") > 1 + " << d.margin << "; score "
-         << d.score << ", incumbent " << d.incumbent_score;
-    } else {
-      os << "score " << d.score << " > incumbent " << d.incumbent_score << " x (1 + " << d.margin
-         << ")";
-    }
+    explain(">");
     fb::ConclusionRecordedT c;
     c.kind = fb::ConclusionKind::WIN;
     c.kernel_type = config_.kernel_type;
@@ -296,14 +300,7 @@ GuardOutcome GuardCore::unpaired(const fb::CandidateProposedT& proposal,
     out.conclusion = std::move(c);
   } else {
     d.verdict = fb::Verdict::REVERT;
-    if (scoped) {
-      os << "speedup " << gain << " over the incumbent on the " << gains.size()
-         << " workload(s) it changes (" << changed << ") <= 1 + " << d.margin << "; score "
-         << d.score << ", incumbent " << d.incumbent_score;
-    } else {
-      os << "score " << d.score << " <= incumbent " << d.incumbent_score << " x (1 + " << d.margin
-         << ")";
-    }
+    explain("<=");
   }
   d.reason = os.str();
   const double band = std::max(config_.pair_band, noise);

@@ -2,6 +2,7 @@
 // Small in-code problems, skills and event builders for the cores' unit tests.
 #include <initializer_list>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "actors/view.h"
@@ -91,6 +92,32 @@ inline fb::CandidateEvaluatedT evaluation(const std::string& hash,
     e.workloads.push_back(std::move(w));
   }
   return e;
+}
+
+// Pair `index` of `p` against `incumbent` (candidate first in odd pairs), every side OK: per
+// workload its name, the candidate's median and the incumbent's.
+inline fb::PairMeasuredT pair_measured(
+    const fb::CandidateProposedT& p, const std::string& incumbent, uint32_t index,
+    uint64_t eval_seq, const std::vector<std::tuple<std::string, double, double>>& workloads) {
+  fb::PairMeasuredT m;
+  m.candidate_hash = p.candidate_hash;
+  m.agent = p.agent;
+  m.incumbent_hash = incumbent;
+  m.index = index;
+  m.candidate_first = index % 2 == 1;
+  m.evaluation_seq = eval_seq;
+  for (const auto& [name, candidate_ns, incumbent_ns] : workloads) {
+    auto w = std::make_unique<fb::PairWorkloadT>();
+    w->workload = name;
+    w->candidate = std::make_unique<fb::PairSideT>();
+    w->candidate->status = fb::WorkloadStatus::OK;
+    w->candidate->median_ns = candidate_ns;
+    w->incumbent = std::make_unique<fb::PairSideT>();
+    w->incumbent->status = fb::WorkloadStatus::OK;
+    w->incumbent->median_ns = incumbent_ns;
+    m.workloads.push_back(std::move(w));
+  }
+  return m;
 }
 
 // The opening of a campaign's log: `agents` spawned, the problem's seed proposed as the baseline,

@@ -42,25 +42,8 @@ class GuardPairingTest : public ::testing::Test {
   // (scaled: large = 8 x small).
   fb::PairMeasuredT pair(const fb::CandidateProposedT& p, const std::string& incumbent,
                          uint32_t index, double cand_ns, double inc_ns, uint64_t eval_seq) {
-    fb::PairMeasuredT m;
-    m.candidate_hash = p.candidate_hash;
-    m.agent = p.agent;
-    m.incumbent_hash = incumbent;
-    m.index = index;
-    m.candidate_first = index % 2 == 1;
-    m.evaluation_seq = eval_seq;
-    for (const auto& [name, scale] : {std::pair{"small", 1.0}, std::pair{"large", 8.0}}) {
-      auto w = std::make_unique<fb::PairWorkloadT>();
-      w->workload = name;
-      w->candidate = std::make_unique<fb::PairSideT>();
-      w->candidate->status = fb::WorkloadStatus::OK;
-      w->candidate->median_ns = cand_ns * scale;
-      w->incumbent = std::make_unique<fb::PairSideT>();
-      w->incumbent->status = fb::WorkloadStatus::OK;
-      w->incumbent->median_ns = inc_ns * scale;
-      m.workloads.push_back(std::move(w));
-    }
-    return m;
+    return testing::pair_measured(p, incumbent, index, eval_seq,
+                                  {{"small", cand_ns, inc_ns}, {"large", 8 * cand_ns, 8 * inc_ns}});
   }
   // Logs the candidate's proposal and evaluation; returns the evaluation's seq.
   uint64_t evaluate(const fb::CandidateProposedT& p, const fb::CandidateEvaluatedT& ev) {

@@ -2,7 +2,6 @@
 // on the workloads where it runs another variant than its incumbent; with "all", and in a log
 // that does not name the scope, over every workload.
 #include <cmath>
-#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -58,29 +57,14 @@ class GuardScopeTest : public ::testing::Test {
     apply(log_.add(kGuardActor, out.decision));
     return out;
   }
-  // A pair in which the candidate is small_gain faster on small and large_gain on large.
+  // Pair `index`: the candidate pair_small_ and pair_large_ times faster than the incumbent
+  // (1000 and 8000 ns) on small and large, within 0.2%.
   fb::PairMeasuredT pair(const fb::CandidateProposedT& p, const std::string& incumbent,
                          uint32_t index, uint64_t seq) {
-    fb::PairMeasuredT m;
-    m.candidate_hash = p.candidate_hash;
-    m.agent = p.agent;
-    m.incumbent_hash = incumbent;
-    m.index = index;
-    m.candidate_first = index % 2 == 1;
-    m.evaluation_seq = seq;
-    for (const auto& [name, ns, gain] :
-         {std::tuple{"small", 1000.0, pair_small_}, std::tuple{"large", 8000.0, pair_large_}}) {
-      auto w = std::make_unique<fb::PairWorkloadT>();
-      w->workload = name;
-      w->candidate = std::make_unique<fb::PairSideT>();
-      w->candidate->status = fb::WorkloadStatus::OK;
-      w->candidate->median_ns = ns / (gain * (1 + 0.001 * (index % 3)));
-      w->incumbent = std::make_unique<fb::PairSideT>();
-      w->incumbent->status = fb::WorkloadStatus::OK;
-      w->incumbent->median_ns = ns;
-      m.workloads.push_back(std::move(w));
-    }
-    return m;
+    const double jitter = 1 + 0.001 * (index % 3);
+    return testing::pair_measured(p, incumbent, index, seq,
+                                  {{"small", 1000 / (pair_small_ * jitter), 1000},
+                                   {"large", 8000 / (pair_large_ * jitter), 8000}});
   }
 
   problem::Problem problem_;
