@@ -170,6 +170,16 @@ double per_candidate(eval::Evaluator& ev, const problem::Problem& problem, uint3
   return median(times);
 }
 
+// The first n workers' addresses as `--workers` takes them (comma-separated).
+std::string worker_list(const std::vector<std::unique_ptr<eval::ServeProcess>>& workers,
+                        uint32_t n) {
+  std::string list;
+  for (uint32_t i = 0; i < n; ++i) {
+    list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
+  }
+  return list;
+}
+
 }  // namespace
 
 int bench_workers(const BenchWorkersOptions& o) {
@@ -251,12 +261,8 @@ int bench_workers(const BenchWorkersOptions& o) {
                 "seconds", "cand/s", "speedup", "efficiency", "decisions");
     double base_rate = 0;
     for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
-      std::string list;
-      for (uint32_t i = 0; i < n; ++i) {
-        list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
-      }
       auto r = run_campaign_on(
-          o, campaign, list, secret,
+          o, campaign, worker_list(workers, n), secret,
           std::string("run-") + c.mode + "-" + std::to_string(c.pairs) + "-" + std::to_string(n));
       if (!r) {
         std::fprintf(stderr, "arc-bench: %u workers: %s\n", n, r.status().message().c_str());
@@ -277,10 +283,8 @@ int bench_workers(const BenchWorkersOptions& o) {
               "speedup", "efficiency", "log");
   double base_rate = 0;
   for (uint32_t n = 1; n <= o.max_workers; n *= 2) {
-    std::string list;
-    for (uint32_t i = 0; i < n; ++i)
-      list += (list.empty() ? "" : ",") + workers[i]->endpoint().text();
-    auto r = run_sweep_on(o, problem.value(), list, secret, "sweep-" + std::to_string(n));
+    auto r = run_sweep_on(o, problem.value(), worker_list(workers, n), secret,
+                          "sweep-" + std::to_string(n));
     if (!r) {
       std::fprintf(stderr, "arc-bench: sweep on %u workers: %s\n", n, r.status().message().c_str());
       return 1;
