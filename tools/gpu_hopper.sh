@@ -4,13 +4,18 @@
 # campaigns whose best is confirmed in pairs. Run from the source tree with the binaries on PATH
 # (the bundle's env.sh) or built in build/:
 #   tools/gpu_hopper.sh OUT_DIR [PART...]
-#   PART: mechanisms | pairs | campaigns (default: these three) | sweep
+#   PART: mechanisms | pairs | campaigns (default: these three) | sweep | bulk-mechanisms |
+#         bulk-pairs | skinny-sweep
 # BUDGET (default 60) candidates per campaign; PROBLEMS (default "gemm_bf16 attn_out_proj_bf16
 # gemm_fp8") the campaigns' problems; ROUNDS (default 3) the confirmation's pairs. `sweep`
 # records SAMPLE (default 300) seeded points (SEED, default 2) of gemm_bf16's hopper family on
 # every local GPU with a light evaluation (1 round, 3 warm-ups, 10 repetitions), and packs the
 # log with the problem version it measured for tests/data/sweeps/ (replay answers several sweeps
-# at once, so samples of different seeds add up). Each part writes OUT_DIR/<part>.txt;
+# at once, so samples of different seeds add up). bulk-mechanisms and bulk-pairs do for the
+# bulk-copy skinny family (bulk.cu) what mechanisms and pairs do for the Hopper family.
+# `skinny-sweep` records SAMPLE (default 120) seeded points of FAMILY (default bulk) on
+# gemm_bf16's skinny workloads alone (m <= 128, the shipped evaluation) and prints each
+# workload's fastest points beside the seed's time (tools/skinny_top.py). Each part writes OUT_DIR/<part>.txt;
 # OUT_DIR/report.txt collects the lines that matter. The parts are independent, so a part that
 # needs more than one call's time runs in a call of its own.
 set -u
@@ -33,19 +38,44 @@ say "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=cs
 
 for part in "${parts[@]}"; do
   case $part in
-    mechanisms)
-      "$cuda_test" --gtest_filter='CudaEvaluatorTest.HopperFamilyMechanismsAreCorrect' \
-        > "$out/mechanisms.txt" 2>&1
-      say "mechanisms: exit $? ($(grep -c ' us ' "$out/mechanisms.txt") workload runs)"
-      skipped "$out/mechanisms.txt"
-      grep -E 'Failure|WRONG|ERROR|error:' "$out/mechanisms.txt" | head -20 | tee -a "$report"
+    mechanisms | bulk-mechanisms)
+      test=HopperFamilyMechanismsAreCorrect
+      [ "$part" = mechanisms ] || test=BulkFamilyMechanismsAreCorrect
+      "$cuda_test" --gtest_filter="CudaEvaluatorTest.$test" > "$out/$part.txt" 2>&1
+      say "$part: exit $? ($(grep -c ' us ' "$out/$part.txt") workload runs)"
+      skipped "$out/$part.txt"
+      grep -E 'Failure|WRONG|ERROR|error:' "$out/$part.txt" | head -20 | tee -a "$report"
       ;;
-    pairs)
-      "$cuda_test" --gtest_filter='CudaEvaluatorTest.HopperAgainstCublasltInPairs' \
-        > "$out/pairs.txt" 2>&1
-      say "pairs: exit $?"
-      skipped "$out/pairs.txt"
-      grep -E '^(gemm|attn)|cuBLASLt/Hopper|geometric|Failure' "$out/pairs.txt" | tee -a "$report"
+    pairs | bulk-pairs)
+      test=HopperAgainstCublasltInPairs
+      [ "$part" = pairs ] || test=BulkAgainstCublasltInPairs
+      "$cuda_test" --gtest_filter="CudaEvaluatorTest.$test" > "$out/$part.txt" 2>&1
+      say "$part: exit $?"
+      skipped "$out/$part.txt"
+      grep -E '^(gemm|attn)|cuBLASLt/|geometric|Failure' "$out/$part.txt" | tee -a "$report"
+      ;;
+    skinny-sweep)
+      family=${FAMILY:-bulk}
+      sample=${SAMPLE:-120}
+      seed=${SEED:-1}
+      sk=$out/skinny
+      mkdir -p "$sk/gemm_bf16"
+      cp -r "$root/problems/gpu/common" "$sk/"
+      # The problem without its workloads of m > 128 (three lines each: header, name, axes).
+      awk '/^\[\[workloads\]\]/ {hold = $0; next}
+           hold != "" && /^name = / {name = $0; next}
+           hold != "" && /^axes = / {m = $0; sub(/.*m = /, "", m); sub(/,.*/, "", m)
+             if (m + 0 <= 128) print hold "\n" name "\n" $0; hold = ""; next}
+           {print}' "$root/problems/gpu/gemm_bf16/problem.toml" > "$sk/gemm_bf16/problem.toml"
+      sed -e "s|^problem = .*|problem = \"$sk/gemm_bf16/problem.toml\"|" \
+        "$root/problems/gpu/gemm_bf16/campaign.toml" > "$sk/campaign.toml"
+      t0=$(date +%s)
+      "$arcd" sweep "$sk/gemm_bf16" --family "$family" --sample "$sample" --seed "$seed" \
+        --campaign "$sk/campaign.toml" --run-dir "$out/skinny-$family" --quiet \
+        > "$out/skinny-sweep.txt" 2>&1
+      say "skinny-sweep $family: exit $?, $(($(date +%s) - t0)) s; $(tail -1 "$out/skinny-sweep.txt")"
+      python3 "$root/tools/skinny_top.py" "$(tool arc-replay tools)" "$out/skinny-$family" \
+        m16_n4096_k4096 m64_n4096_k4096 m128_n8192_k8192 | tee -a "$report"
       ;;
     campaigns)
       for p in "${problems[@]}"; do
@@ -79,6 +109,6 @@ for part in "${parts[@]}"; do
         say "packed $out/$name.tar.gz"
       fi
       ;;
-    *) say "unknown part '$part': expected mechanisms, pairs, campaigns or sweep"; exit 2 ;;
+    *) say "unknown part '$part': expected mechanisms, pairs, campaigns, sweep, bulk-mechanisms, bulk-pairs or skinny-sweep"; exit 2 ;;
   esac
 done

@@ -55,7 +55,7 @@ EvalSettings light() {
 }
 
 class CudaEvaluatorTest : public ::testing::Test {
- protected:
+ public:  // the helpers below the fixture use options() and run()
   static void SetUpTestSuite() {
     char tmpl[] = "/tmp/arc-cuda-eval-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -473,24 +473,22 @@ TEST_F(CudaEvaluatorTest, AnImpossibleWorkspaceIsOutOfMemory) {
   EXPECT_EQ(run(ev, mode(0)).workloads[0]->status, WorkloadStatus::OK);
 }
 
-// The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms
-// (tests/cuda/hopper_cases.h): every variant is correct on every workload.
-TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
-  ARC_REQUIRE_GPU();
+// Every case (tests/cuda/hopper_cases.h) is correct on every workload of its problem.
+void check_cases(const std::vector<test_cases::HopperCase>& cases) {
   std::string loaded;
   std::optional<problem::Problem> p;
   std::unique_ptr<CudaEvaluator> ev;
-  for (const auto& hc : test_cases::hopper_mechanisms()) {
+  for (const auto& hc : cases) {
     if (hc.problem != loaded) {
       auto lp = load_problem(source_dir() / "problems" / "gpu" / hc.problem);
       ASSERT_TRUE(lp) << lp.status().to_string();
       ev.reset();
       p.emplace(std::move(*lp));
-      ev = std::make_unique<CudaEvaluator>(*p, options());
+      ev = std::make_unique<CudaEvaluator>(*p, CudaEvaluatorTest::options());
       loaded = hc.problem;
     }
-    const Family* f = p->family("hopper");
-    ASSERT_NE(f, nullptr);
+    const Family* f = p->family(hc.family);
+    ASSERT_NE(f, nullptr) << hc.family;
     EvalSettings s = light();
     s.rounds = 1;
     s.repetitions = 3;
@@ -499,7 +497,7 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
     c.base = f->default_variant();
     for (const auto& [k, v] : hc.knobs) c.base.knobs[k] = v;
     ASSERT_EQ(p->constraint_violation(c), "") << c.base.key();
-    auto r = run(*ev, c, s);
+    auto r = CudaEvaluatorTest::run(*ev, c, s);
     for (const auto& w : r.workloads) {
       EXPECT_EQ(w->status, WorkloadStatus::OK)
           << hc.problem << " " << c.base.key() << " " << w->workload << ": " << w->error;
@@ -511,55 +509,75 @@ TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
   }
 }
 
-// The Hopper family against cuBLASLt's default (the problems' seed), in pairs: both evaluated
-// back to back on the same inputs by one worker, the order alternating (eval/pair.h), with the
-// campaigns' own evaluation settings. Prints each workload's median ratio (cuBLASLt / Hopper:
-// above 1, the Hopper variant is faster) over the pairs; correctness is asserted, speed is
-// printed (docs/performance.md, "The Hopper GEMM family").
-TEST_F(CudaEvaluatorTest, HopperAgainstCublasltInPairs) {
-  ARC_REQUIRE_GPU();
-  const std::vector<test_cases::HopperCase> cases = test_cases::hopper_pairs();
+// Each case against cuBLASLt's default (the problems' seed), in pairs: both evaluated back to
+// back on the same inputs by one worker, the order alternating (eval/pair.h), with the
+// campaigns' own evaluation settings. Prints each workload's median ratio (cuBLASLt / the
+// case: above 1, the case is faster) over the pairs; correctness is asserted, speed is printed
+// (docs/performance.md, "The Hopper GEMM family").
+void pair_cases(const std::vector<test_cases::HopperCase>& cases) {
   const int pairs = 6;
   for (const auto& c : cases) {
     auto p = load_problem(source_dir() / "problems" / "gpu" / c.problem);
     ASSERT_TRUE(p) << p.status().to_string();
-    CudaEvaluator ev(*p, options());
+    CudaEvaluator ev(*p, CudaEvaluatorTest::options());
     EvalSettings s;  // the shipped campaigns' [evaluation]
     s.rounds = 2;
     s.warmup = 10;
     s.repetitions = 50;
     s.buffer_sets = 2;
     s.timeout_s = 120;
-    Candidate hopper;
-    hopper.base = p->family("hopper")->default_variant();
-    for (const auto& [k, v] : c.knobs) hopper.base.knobs[k] = v;
-    ASSERT_EQ(p->constraint_violation(hopper), "");
+    Candidate mine;
+    mine.base = p->family(c.family)->default_variant();
+    for (const auto& [k, v] : c.knobs) mine.base.knobs[k] = v;
+    ASSERT_EQ(p->constraint_violation(mine), "");
     const Candidate& lt = p->seed;
-    const std::string hh = hopper.hash(), lh = lt.hash();
-    const fb::CompileFinishedT hc = ev.compile(hopper, hh), lc = ev.compile(lt, lh);
+    const std::string mh = mine.hash(), lh = lt.hash();
+    const fb::CompileFinishedT mc = ev.compile(mine, mh), lc = ev.compile(lt, lh);
     std::map<std::string, std::vector<double>> ratios;
     for (int i = 0; i < pairs; ++i) {
-      auto m = measure_pair(ev, PairSubject{&hopper, hh, &hc}, PairSubject{&lt, lh, &lc},
-                            i % 2 == 1, 1000 + static_cast<uint64_t>(i), s);
+      auto m = measure_pair(ev, PairSubject{&mine, mh, &mc}, PairSubject{&lt, lh, &lc}, i % 2 == 1,
+                            1000 + static_cast<uint64_t>(i), s);
       for (const auto& w : m.workloads) {
         ASSERT_EQ(w->candidate->status, WorkloadStatus::OK)
-            << c.problem << " " << hopper.base.key() << " " << w->workload << ": "
+            << c.problem << " " << mine.base.key() << " " << w->workload << ": "
             << w->candidate->error;
         ASSERT_EQ(w->incumbent->status, WorkloadStatus::OK) << w->incumbent->error;
         ratios[w->workload].push_back(w->incumbent->median_ns / w->candidate->median_ns);
       }
     }
-    std::printf("%s %s\n", c.problem.c_str(), hopper.base.key().c_str());
+    std::printf("%s %s\n", c.problem.c_str(), mine.base.key().c_str());
     double log_sum = 0;
     for (auto& [w, r] : ratios) {
       std::sort(r.begin(), r.end());
       const double med = (r[r.size() / 2] + r[(r.size() - 1) / 2]) / 2;
       log_sum += std::log(med);
-      std::printf("  %-26s cuBLASLt/Hopper median %.3fx  (min %.3fx, max %.3fx, %d pairs)\n",
-                  w.c_str(), med, r.front(), r.back(), pairs);
+      std::printf("  %-26s cuBLASLt/%s median %.3fx  (min %.3fx, max %.3fx, %d pairs)\n", w.c_str(),
+                  c.family.c_str(), med, r.front(), r.back(), pairs);
     }
     std::printf("  geometric mean %.3fx\n", std::exp(log_sum / static_cast<double>(ratios.size())));
   }
+}
+
+// The Hopper family (problems/gpu/common/gemm/families/hopper.cu) across its mechanisms.
+TEST_F(CudaEvaluatorTest, HopperFamilyMechanismsAreCorrect) {
+  ARC_REQUIRE_GPU();
+  check_cases(test_cases::hopper_mechanisms());
+}
+
+// The bulk-copy skinny family (problems/gpu/common/gemm/families/bulk.cu) across its mechanisms.
+TEST_F(CudaEvaluatorTest, BulkFamilyMechanismsAreCorrect) {
+  ARC_REQUIRE_GPU();
+  check_cases(test_cases::bulk_mechanisms());
+}
+
+TEST_F(CudaEvaluatorTest, HopperAgainstCublasltInPairs) {
+  ARC_REQUIRE_GPU();
+  pair_cases(test_cases::hopper_pairs());
+}
+
+TEST_F(CudaEvaluatorTest, BulkAgainstCublasltInPairs) {
+  ARC_REQUIRE_GPU();
+  pair_cases(test_cases::bulk_pairs());
 }
 
 // Every shipped GPU problem: the seed and every family's defaults pass on every workload.

@@ -160,7 +160,7 @@ TEST_P(ShippedGpuFamilies, CompileAtDefaultsAndKnobExtremes) {
   }
 }
 
-// The Hopper variants the GPU tests run (tests/cuda/hopper_cases.h) are inside their problems'
+// The sm_90 variants the GPU tests run (tests/cuda/hopper_cases.h) are inside their problems'
 // search spaces and compile for sm_90a without spills and without the wgmma serialization ptxas
 // falls back to when registers of an in-flight wgmma are touched (its C7514 notice).
 TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
@@ -172,7 +172,9 @@ TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
   std::vector<std::string> what;
   std::set<std::string> seen;
   auto cases = test_cases::hopper_mechanisms();
-  for (const auto& c : test_cases::hopper_pairs()) cases.push_back(c);
+  for (const auto& more :
+       {test_cases::hopper_pairs(), test_cases::bulk_mechanisms(), test_cases::bulk_pairs()})
+    for (const auto& c : more) cases.push_back(c);
   std::vector<std::string> texts;
   texts.reserve(cases.size());
   for (const auto& c : cases) {
@@ -182,8 +184,8 @@ TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
       problems.emplace(c.problem, std::move(*p));
     }
     const problem::Problem& p = problems.at(c.problem);
-    const problem::Family* f = p.family("hopper");
-    ASSERT_NE(f, nullptr) << c.problem;
+    const problem::Family* f = p.family(c.family);
+    ASSERT_NE(f, nullptr) << c.problem << " " << c.family;
     problem::Variant v = f->default_variant();
     for (const auto& [k, value] : c.knobs) {
       ASSERT_TRUE(v.knobs.count(k)) << c.problem << ": no knob " << k;
@@ -191,10 +193,10 @@ TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
     }
     EXPECT_EQ(f->constraint_violation(v.knobs, p.integer_params()), "")
         << c.problem << " " << v.key();
-    if (!seen.insert(c.problem + " " + v.key()).second) continue;
+    if (!seen.insert(c.problem + " " + c.family + " " + v.key()).second) continue;
     texts.push_back(read(f->source));
     jobs.push_back({texts.back(), f->source.string(), p.defines_for(v), &p.headers});
-    what.push_back(c.problem + " " + v.key());
+    what.push_back(c.problem + " " + c.family + " " + v.key());
   }
   auto cubins = compiler.compile_all(jobs);
   ASSERT_EQ(cubins.size(), jobs.size());
@@ -204,10 +206,10 @@ TEST(HopperCases, AreInTheSearchSpaceAndCompileWithPipelinedWgmma) {
     EXPECT_EQ(cubins[i].log.find("serialized"), std::string::npos) << what[i] << ":\n"
                                                                    << cubins[i].log;
     ASSERT_EQ(cubins[i].kernels.size(), 1u) << what[i];
-    EXPECT_EQ(cubins[i].kernels[0].spill_store_bytes, 0) << what[i];
+    EXPECT_EQ(cubins[i].kernels[0].spill_store_bytes, 0) << what[i] << ":\n" << cubins[i].log;
     EXPECT_EQ(cubins[i].kernels[0].spill_load_bytes, 0) << what[i];
   }
-  std::printf("%zu Hopper variants compiled\n", jobs.size());
+  std::printf("%zu sm_90 variants compiled\n", jobs.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, ShippedGpuFamilies, ::testing::ValuesIn(gpu_problems()),

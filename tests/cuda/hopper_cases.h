@@ -1,7 +1,8 @@
 #pragma once
-// The Hopper GEMM family's (problems/gpu/common/gemm/families/hopper.cu) variants that the GPU
-// tests run: every mechanism checked for correctness, and the variants measured against
-// cuBLASLt's default in pairs. tests/cuda/families_compile_test.cc checks on any machine that
+// The sm_90 GEMM families' variants that the GPU tests run: the Hopper family
+// (problems/gpu/common/gemm/families/hopper.cu) and the bulk-copy skinny family (bulk.cu), every
+// mechanism checked for correctness, and the variants measured against cuBLASLt's default in
+// pairs. tests/cuda/families_compile_test.cc checks on any machine that
 // each is inside its problem's search space and compiles without serialized wgmmas, so the GPU
 // time goes to running them.
 #include <map>
@@ -13,8 +14,9 @@ namespace arc::test_cases {
 using Knobs = std::map<std::string, std::string>;
 
 struct HopperCase {
-  std::string problem;  // problems/gpu/<problem>
-  Knobs knobs;          // differences from the family's defaults
+  std::string problem;            // problems/gpu/<problem>
+  Knobs knobs;                    // differences from the family's defaults
+  std::string family = "hopper";  // the family's name in the problem
 };
 
 // A skinny-m variant: w as wgmma's A in 64-row tiles, BLOCK_N rows of x, one consumer, SPLIT_K
@@ -113,6 +115,42 @@ inline std::vector<HopperCase> hopper_pairs() {
       {"gemm_fp8", {{"CLUSTER_M", "2"}, {"MULTICAST", "1"}}},
       {"gemm_fp8", {{"PROMOTE", "4"}}},
       {"gemm_fp8", {{"PINGPONG", "1"}, {"BLOCK_N", "64"}, {"PROMOTE", "4"}, {"EPILOGUE", "1"}}}};
+}
+
+// The bulk family (bulk.cu): defaults, each knob's mechanism (split-K clusters through
+// distributed shared memory, two and four m16 tiles, one and eight consumer warps, the shortest
+// and longest stages, no L2 policy, the fewest stages), on gemm_bf16, with the in-place
+// residual on attn_out_proj_bf16, and in e4m3 with its scales on gemm_fp8.
+inline std::vector<HopperCase> bulk_mechanisms() {
+  const std::vector<Knobs> knobs = {
+      {},
+      {{"SPLIT_K", "2"}, {"BLOCK_N", "32"}},
+      {{"SPLIT_K", "8"}, {"BLOCK_N", "64"}, {"WARPS", "8"}, {"STAGES", "3"}},
+      {{"TILE_M", "32"}, {"BLOCK_N", "8"}, {"WARPS", "1"}},
+      {{"TILE_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "64"}, {"WARPS", "2"}, {"STAGES", "4"}},
+      {{"BLOCK_K", "512"}, {"STAGES", "3"}, {"WARPS", "8"}, {"EVICT_W", "0"}},
+      {{"STAGES", "2"}, {"SPLIT_K", "4"}}};
+  std::vector<HopperCase> out;
+  for (const auto& k : knobs) out.push_back({"gemm_bf16", k, "bulk"});
+  for (size_t i : {0, 1, 4}) out.push_back({"attn_out_proj_bf16", knobs[i], "bulk"});
+  out.push_back({"gemm_fp8", {}, "bulk"});
+  out.push_back({"gemm_fp8",
+                 {{"SPLIT_K", "4"}, {"BLOCK_N", "32"}, {"BLOCK_K", "1024"}, {"STAGES", "3"}},
+                 "bulk"});
+  out.push_back({"gemm_fp8", {{"TILE_M", "32"}, {"BLOCK_K", "128"}, {"WARPS", "2"}}, "bulk"});
+  return out;
+}
+
+// The bulk family against cuBLASLt's default in pairs.
+inline std::vector<HopperCase> bulk_pairs() {
+  return {
+      {"gemm_bf16", {}, "bulk"},
+      {"gemm_bf16", {{"SPLIT_K", "2"}, {"BLOCK_N", "32"}}, "bulk"},
+      {"gemm_bf16",
+       {{"TILE_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "128"}, {"SPLIT_K", "2"}, {"STAGES", "3"}},
+       "bulk"},
+      {"gemm_fp8", {}, "bulk"},
+      {"gemm_fp8", {{"SPLIT_K", "2"}, {"BLOCK_N", "32"}}, "bulk"}};
 }
 
 }  // namespace arc::test_cases

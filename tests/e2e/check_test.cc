@@ -118,20 +118,25 @@ TEST(CliCheck, CudaLibraryFamilyIsLeftToRunTimeAndStaticAssertsAreRejectionsNotF
 }
 
 // gemm_fp8: check compiles the reference (fp8 operands, the scales as scalar inputs) and the
-// Hopper family in fp8 at every knob extreme its constraints allow, and leaves cuBLASLt to run
-// time; with a GPU the cuBLASLt seed runs with its drawn scales and passes.
+// Hopper and bulk families in fp8 at every knob extreme their constraints allow, and leaves
+// cuBLASLt to run time; with a GPU the cuBLASLt seed runs with its drawn scales and passes.
 TEST(CliCheck, Fp8GemmCompilesItsReferenceAndLeavesCublasltToRunTime) {
   const fs::path dir = fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_fp8";
   auto problem = problem::load_problem(dir);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
-  const problem::Family* hopper = problem->family("hopper");
-  ASSERT_NE(hopper, nullptr);
-  const std::string n =
-      std::to_string(actors::extreme_variants(*hopper, problem->integer_params()).size());
+  size_t all = 0;
+  for (const char* name : {"hopper", "bulk"}) {
+    const problem::Family* f = problem->family(name);
+    ASSERT_NE(f, nullptr) << name;
+    all += actors::extreme_variants(*f, problem->integer_params()).size();
+  }
+  const std::string n = std::to_string(all);
+  const std::string nh = std::to_string(
+      actors::extreme_variants(*problem->family("hopper"), problem->integer_params()).size());
   std::string out;
   const int rc = run_cli("arcd check " + dir.string(), &out);
   EXPECT_NE(out.find("compiled with NVRTC (NVRTC "), std::string::npos) << out;
-  EXPECT_NE(out.find("family hopper           " + n + "/" + n + " variants compiled"),
+  EXPECT_NE(out.find("family hopper           " + nh + "/" + nh + " variants compiled"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("reference ../common/gemm/reference.cu: compiled"), std::string::npos) << out;

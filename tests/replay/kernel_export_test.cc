@@ -287,6 +287,29 @@ TEST(KernelExport, HopperBestEncodesItsTensorMapsAndNvccBuilds) {
   EXPECT_EQ(nvcc_build(out, "gemm_bf16", false), "");
 }
 
+// A bulk-family best (no tensor maps, a cluster per tile from __cluster_dims__, a shared size
+// from max()): the launcher sizes the grid and the shared memory from the axes and nvcc builds it.
+TEST(KernelExport, BulkBestSizesItsLaunchAndNvccBuilds) {
+  auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/gpu/gemm_bf16");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  problem::Candidate best;
+  best.base = problem->family("bulk")->default_variant();
+  best.base.knobs["SPLIT_K"] = "2";
+  best.base.knobs["BLOCK_N"] = "32";
+  ASSERT_EQ(problem->constraint_violation(best), "");
+  const fs::path run = gpu_run("problems/gpu/gemm_bf16", best, {});
+  const fs::path out = scratch("cuda-bulk");
+  auto written = export_run(run, "cuda", out);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  const std::string cu = slurp(out / "gemm_bf16.cu");
+  EXPECT_EQ(cu.find("err = arc_encode_tensor_map("), std::string::npos);
+  EXPECT_NE(cu.find("#define SPLIT_K 2"), std::string::npos);
+  EXPECT_NE(cu.find("arc_v0::arc_v0_bulk_gemm<<<"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("arc_max("), std::string::npos);
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no nvcc at " << kNvcc << ": not compiled";
+  EXPECT_EQ(nvcc_build(out, "gemm_bf16", false), "");
+}
+
 TEST(KernelExport, HostRunIsRefusedWithTheReason) {
   // A host problem's run: nothing CUDA to export.
   auto problem = problem::load_problem(fs::path(ARC_SOURCE_DIR) / "problems/host/softmax");

@@ -131,6 +131,8 @@
 #error "ARC_RESIDUAL must be defined as 0 or 1: set it in problem.toml's [params]"
 #endif
 #include "gemm_cluster.cuh"  // cluster_sync, ld_dsmem
+#include "gemm_mbarrier.cuh"  // smem_addr, mbar_*
+#include "gemm_scale.cuh"     // output_scale
 #include "gemm_store.cuh"    // store_pair
 
 namespace {
@@ -196,30 +198,7 @@ static_assert(EPILOGUE == 0 || EPILOGUE == 1, "EPILOGUE: 0 (registers) or 1 (TMA
 static_assert(EPILOGUE == 0 || (BLOCK_N % kEpiTile == 0 && SWAP_AB == 0 && SPLIT_K == 1),
               "EPILOGUE = 1 needs BLOCK_N a multiple of 64, SWAP_AB = 0 and SPLIT_K = 1");
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarriers ---------------------------------------------------------------------------
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
+// smem_addr and the mbarriers: gemm_mbarrier.cuh.
 // Arrives on the barrier at the same shared-memory offset in block `rank` of the cluster. The
 // consumers only read the stage (through wgmma, already retired): no memory to release.
 __device__ __forceinline__ void mbar_arrive_remote(unsigned bar, unsigned rank) {
@@ -238,11 +217,7 @@ __device__ __forceinline__ void release_stage(unsigned bar, int tid) {
 }
 
 // ---- cluster -----------------------------------------------------------------------------
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r = 0;
-  if (kClusterSize > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
+__device__ __forceinline__ unsigned cluster_rank() { return kClusterSize > 1 ? cluster_ctarank() : 0u; }
 
 // ---- TMA ---------------------------------------------------------------------------------
 __device__ __forceinline__ void tma_load(unsigned dst, const arc_tensor_map* map, int c0, int c1, unsigned bar) {
@@ -354,14 +329,7 @@ __device__ __forceinline__ Tile tile_of(int t, int tm, int tn, int cm, int cn) {
   return Tile{ctm * CLUSTER_M + cm, ctn * CLUSTER_N + cn};
 }
 
-__device__ __forceinline__ float output_scale(const arc_args& a) {
-#if ARC_GEMM_FP8
-  return *static_cast<const float*>(a.in[ARC_SCALE_X]) * *static_cast<const float*>(a.in[ARC_SCALE_W]);
-#else
-  (void)a;
-  return 1.0f;
-#endif
-}
+// output_scale: gemm_scale.cuh.
 
 // Stores one accumulator pair: rows/columns of the kernel's A x B^T tile, mapped to y (SWAP_AB:
 // transposed).

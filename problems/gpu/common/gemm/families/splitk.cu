@@ -72,7 +72,7 @@ static_assert(CHUNK_K == 256 || CHUNK_K == 512 || CHUNK_K == 1024 || CHUNK_K == 
 static_assert(PREFETCH_L2 == 0 || PREFETCH_L2 == 64 || PREFETCH_L2 == 128 || PREFETCH_L2 == 256,
               "PREFETCH_L2: 0, 64, 128 or 256");
 
-#include "gemm_cluster.cuh"  // cluster_sync, ld_dsmem
+#include "gemm_cluster.cuh"  // cluster_sync, cluster_ctarank, ld_dsmem
 #include "gemm_skinny.cuh"  // u32x4, load_stream (after PREFETCH_L2), load_cached, mma_bf16
 
 namespace {
@@ -95,20 +95,6 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int sr
 __device__ __forceinline__ void cp_async_commit_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }
-
-__device__ __forceinline__ u32x4 lds128(unsigned addr) {
-  u32x4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-
-#if GRID_CLUSTER > 1
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-#endif
 
 // Where a block's summed tile goes.
 struct Sink {
@@ -213,7 +199,7 @@ __device__ __forceinline__ void block_tile(const arc_bf16* __restrict__ x, const
     }
     cluster_sync();
     const unsigned tile_addr = smem_u32(tile);
-    for (int e = static_cast<int>(cluster_rank()) * THREADS + tid; e < 16 * TILE_N; e += GRID_CLUSTER * THREADS) {
+    for (int e = static_cast<int>(cluster_ctarank()) * THREADS + tid; e < 16 * TILE_N; e += GRID_CLUSTER * THREADS) {
       const int r = e / TILE_N, c = e % TILE_N;
       float s = 0.0f;
 #pragma unroll
@@ -387,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) skinny_direct(arc_args a) 
   if ((K & 7) != 0) return;
   Sink sink{static_cast<arc_bf16*>(a.out[0]), nullptr};
 #if GRID_CLUSTER > 1
-  const int part = static_cast<int>(cluster_rank());
+  const int part = static_cast<int>(cluster_ctarank());
   const int chunk = ((K + kStep - 1) / kStep + GRID_CLUSTER - 1) / GRID_CLUSTER * kStep;
   const int kb0 = min(K, part * chunk);
   run_passes<true>(a, sink, (blockIdx.x / GRID_CLUSTER) * TILE_N, kb0, min(K, kb0 + chunk));

@@ -10,6 +10,12 @@ namespace {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+// This block's rank in its cluster (0 outside a cluster).
+__device__ __forceinline__ unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
 // Reads a float at a shared-memory address of block `rank` of the cluster.
 __device__ __forceinline__ float ld_dsmem(unsigned local_addr, unsigned rank) {
   unsigned remote;
