@@ -13,9 +13,10 @@
 # log with the problem version it measured for tests/data/sweeps/ (replay answers several sweeps
 # at once, so samples of different seeds add up). bulk-mechanisms and bulk-pairs do for the
 # bulk-copy skinny family (bulk.cu) what mechanisms and pairs do for the Hopper family.
-# `skinny-sweep` records SAMPLE (default 120) seeded points of FAMILY (default bulk) on
-# gemm_bf16's skinny workloads alone (m <= 128, the shipped evaluation) and prints each
-# workload's fastest points beside the seed's time (tools/skinny_top.py). Each part writes OUT_DIR/<part>.txt;
+# `skinny-sweep` records SAMPLE (default 120) seeded points of FAMILY (default bulk) on the
+# skinny workloads alone (m or tokens <= 128, the shipped evaluation) of PROBLEM (default
+# gemm_bf16) and prints each workload's fastest points beside the seed's time
+# (tools/skinny_top.py). Each part writes OUT_DIR/<part>.txt;
 # OUT_DIR/report.txt collects the lines that matter. The parts are independent, so a part that
 # needs more than one call's time runs in a call of its own.
 set -u
@@ -56,26 +57,28 @@ for part in "${parts[@]}"; do
       ;;
     skinny-sweep)
       family=${FAMILY:-bulk}
+      problem=${PROBLEM:-gemm_bf16}
       sample=${SAMPLE:-120}
       seed=${SEED:-1}
-      sk=$out/skinny
-      mkdir -p "$sk/gemm_bf16"
+      sk=$out/skinny-$problem
+      mkdir -p "$sk/$problem"
       cp -r "$root/problems/gpu/common" "$sk/"
       # The problem without its workloads of m > 128 (three lines each: header, name, axes).
       awk '/^\[\[workloads\]\]/ {hold = $0; next}
            hold != "" && /^name = / {name = $0; next}
-           hold != "" && /^axes = / {m = $0; sub(/.*m = /, "", m); sub(/,.*/, "", m)
+           hold != "" && /^axes = / {m = $0; sub(/^[^=]*= *\{ *[a-z_]+ = /, "", m); sub(/,.*/, "", m)
              if (m + 0 <= 128) print hold "\n" name "\n" $0; hold = ""; next}
-           {print}' "$root/problems/gpu/gemm_bf16/problem.toml" > "$sk/gemm_bf16/problem.toml"
-      sed -e "s|^problem = .*|problem = \"$sk/gemm_bf16/problem.toml\"|" \
-        "$root/problems/gpu/gemm_bf16/campaign.toml" > "$sk/campaign.toml"
+           {print}' "$root/problems/gpu/$problem/problem.toml" > "$sk/$problem/problem.toml"
+      sed -e "s|^problem = .*|problem = \"$sk/$problem/problem.toml\"|" \
+        "$root/problems/gpu/$problem/campaign.toml" > "$sk/campaign.toml"
       t0=$(date +%s)
-      "$arcd" sweep "$sk/gemm_bf16" --family "$family" --sample "$sample" --seed "$seed" \
-        --campaign "$sk/campaign.toml" --run-dir "$out/skinny-$family" --quiet \
-        > "$out/skinny-sweep.txt" 2>&1
-      say "skinny-sweep $family: exit $?, $(($(date +%s) - t0)) s; $(tail -1 "$out/skinny-sweep.txt")"
-      python3 "$root/tools/skinny_top.py" "$(tool arc-replay tools)" "$out/skinny-$family" \
-        m16_n4096_k4096 m64_n4096_k4096 m128_n8192_k8192 | tee -a "$report"
+      "$arcd" sweep "$sk/$problem" --family "$family" --sample "$sample" --seed "$seed" \
+        --campaign "$sk/campaign.toml" --run-dir "$out/skinny-$problem-$family" --quiet \
+        > "$out/skinny-sweep-$problem.txt" 2>&1
+      say "skinny-sweep $problem $family: exit $?, $(($(date +%s) - t0)) s; $(tail -1 "$out/skinny-sweep-$problem.txt")"
+      mapfile -t names < <(sed -n '/^\[\[workloads\]\]/{n;s/^name = "\(.*\)"/\1/p}' "$sk/$problem/problem.toml")
+      python3 "$root/tools/skinny_top.py" "$(tool arc-replay tools)" "$out/skinny-$problem-$family" \
+        "${names[@]}" | tee -a "$report"
       ;;
     campaigns)
       for p in "${problems[@]}"; do
