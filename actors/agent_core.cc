@@ -131,8 +131,9 @@ std::string normalized_canonical(const problem::Candidate& c) {
   return c.canonical();
 }
 
-// Per workload, the fastest correct variant seen so far, composed into one dispatching
-// candidate: the base is the variant that wins most workloads (first in workload order on ties).
+// Per workload, the fastest correct variant seen so far that no REVERT showed slower there in
+// pairs (CampaignView::slower_on), composed into one dispatching candidate: the base is the
+// variant that wins most workloads (first in workload order on ties).
 std::optional<problem::Candidate> compose_gates(const CampaignView& view) {
   const auto& names = view.workload_names();
   std::vector<const problem::Variant*> best(names.size(), nullptr);
@@ -141,7 +142,9 @@ std::optional<problem::Candidate> compose_gates(const CampaignView& view) {
     for (size_t i = 0; i < rec.workloads.size() && i < names.size(); ++i) {
       const auto& o = rec.workloads[i];
       if (o.ok && o.median_ns > 0 && (best[i] == nullptr || o.median_ns < best_ns[i])) {
-        best[i] = &rec.candidate.variant_for(names[i]);
+        const problem::Variant& v = rec.candidate.variant_for(names[i]);
+        if (view.slower_on(names[i], v)) continue;
+        best[i] = &v;
         best_ns[i] = o.median_ns;
       }
     }

@@ -18,6 +18,7 @@ namespace {
 
 constexpr const char* kTimingValues = "\"auto\", \"cuda_events\" or \"cupti\"";
 constexpr const char* kMarginScopeValues = "\"changed\" or \"all\"";
+constexpr const char* kSlowerWorkloadsValues = "\"revert\" or \"allow\"";
 
 std::string where(const std::filesystem::path& file, const std::string& field) {
   return file.string() + ": field '" + field + "'";
@@ -160,7 +161,7 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
 
   const CampaignTable guard = r.table("guard", false);
   r.known_fields(guard, {"margin", "sol_margin", "pairs", "pair_band", "pair_confidence",
-                         "pair_repetitions", "margin_scope"});
+                         "pair_repetitions", "margin_scope", "slower_workloads"});
   r.number(guard, "margin", c.margin, kMarginRange);
   r.integer(guard, "pairs", c.pairs, kPairsRange);
   r.number(guard, "pair_band", c.pair_band, kPairBandRange);
@@ -168,6 +169,10 @@ Result<CampaignConfig> parse_campaign(const std::string& text, const std::filesy
   r.get(guard, "margin_scope", c.margin_scope, false, kMarginScopeValues);
   if (!r.failed() && c.margin_scope != kScopeChanged && c.margin_scope != kScopeAll) {
     r.fail("guard.margin_scope", kMarginScopeValues, in_quotes(c.margin_scope));
+  }
+  r.get(guard, "slower_workloads", c.slower_workloads, false, kSlowerWorkloadsValues);
+  if (!r.failed() && c.slower_workloads != kSlowerRevert && c.slower_workloads != kSlowerAllow) {
+    r.fail("guard.slower_workloads", kSlowerWorkloadsValues, in_quotes(c.slower_workloads));
   }
   if (guard.table != nullptr && guard.table->contains("pair_repetitions")) {
     uint32_t n = 0;
@@ -273,6 +278,7 @@ std::string campaign_text(const CampaignConfig& c) {
      << "\npairs = " << c.pairs << "\npair_band = " << toml_number(c.pair_band)
      << "\npair_confidence = " << toml_number(c.pair_confidence)
      << "\nmargin_scope = " << toml_string(c.margin_scope)
+     << "\nslower_workloads = " << toml_string(c.slower_workloads)
      << (c.pair_repetitions ? "\npair_repetitions = " + std::to_string(*c.pair_repetitions)
                             : std::string())
      << "\n\n[memory]\nwins = " << bound(c.wins_bound) << "\ntraps = " << bound(c.traps_bound)

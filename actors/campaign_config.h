@@ -82,6 +82,9 @@ struct CampaignConfig {
   // [guard] margin_scope: "changed" (the margin applies to the workloads a candidate runs
   // another variant on) or "all" (over every workload); actors/guard_core.h.
   std::string margin_scope = "changed";
+  // [guard] slower_workloads: "revert" (a paired KEEP slows no workload it changes) or "allow"
+  // (the margin alone decides); actors/guard_core.h.
+  std::string slower_workloads = "revert";
   // [guard] pair_repetitions: timed repetitions of each side of a pair; unset: [evaluation]
   // repetitions. Its warm-up is [evaluation] warmup; one correctness round on the pair's inputs.
   std::optional<uint32_t> pair_repetitions;

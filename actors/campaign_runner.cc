@@ -249,6 +249,7 @@ Result<RunResult> run_campaign(PreparedCampaign prepared, const RunOptions& opti
       {"evaluator", ctx.evaluator->name()},
       {kDecisionsKey, kPairedDecisions},
       {kMarginScopeKey, ctx.config.margin_scope},
+      {kSlowerWorkloadsKey, ctx.config.slower_workloads},
       {kDeviceModelKey, ctx.device_model},
       {"workers", worker_names(ctx.workers)},
   };

@@ -25,12 +25,15 @@ void GuardCore::apply(const events::Event& e) {
   switch (e.payload.type) {
     case fb::Payload::CampaignStarted: {
       // A log written before paired decisions existed is decided, and verified, unpaired.
-      // One written before the margin scope existed is decided over every workload.
+      // One written before the margin scope existed is decided over every workload, and one
+      // written before slower workloads were refused by the margin alone.
       paired_log_ = false;
       changed_scope_ = false;
+      revert_slower_ = false;
       for (const auto& kv : e.payload.AsCampaignStarted()->software) {
         if (kv->key == kDecisionsKey && kv->value == kPairedDecisions) paired_log_ = true;
         if (kv->key == kMarginScopeKey && kv->value == kScopeChanged) changed_scope_ = true;
+        if (kv->key == kSlowerWorkloadsKey && kv->value == kSlowerRevert) revert_slower_ = true;
       }
       break;
     }
@@ -129,8 +132,13 @@ std::vector<bool> GuardCore::margin_workloads(const fb::CandidateProposedT& prop
 
 std::vector<bool> GuardCore::in_scope(const std::string& candidate,
                                       const std::string& incumbent) const {
+  if (!changed_scope_) return std::vector<bool>(config_.workloads.size(), true);
+  return changed(candidate, incumbent);
+}
+
+std::vector<bool> GuardCore::changed(const std::string& candidate,
+                                     const std::string& incumbent) const {
   std::vector<bool> scope(config_.workloads.size(), true);
-  if (!changed_scope_) return scope;
   const auto c = candidates_.find(candidate);
   const auto i = candidates_.find(incumbent);
   if (c == candidates_.end() || i == candidates_.end()) return scope;
@@ -368,6 +376,42 @@ size_t ratios_at_most(const std::vector<double>& ratios, double margin) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, std::string>> GuardCore::slower_workload(
+    const std::string& candidate, const std::string& incumbent,
+    const std::vector<fb::PairMeasuredT>& pairs, size_t have) const {
+  if (!revert_slower_) return std::nullopt;
+  const auto form = candidates_.find(candidate);
+  if (form == candidates_.end()) return std::nullopt;
+  const std::vector<bool> scope = changed(candidate, incumbent);
+  for (size_t w = 0; w < scope.size(); ++w) {
+    const std::string& name = config_.workloads[w];
+    // Gates only: a changed base is one kernel for every workload, traded off by the margin.
+    if (!scope[w] || form->second.gates.count(name) == 0) continue;
+    std::vector<double> slowdowns;  // T_candidate / T_incumbent per pair
+    for (size_t i = 0; i < have && i < pairs.size(); ++i) {
+      for (const auto& pw : pairs[i].workloads) {
+        if (pw->workload == name && pw->candidate && pw->incumbent &&
+            pw->incumbent->median_ns > 0) {
+          slowdowns.push_back(pw->candidate->median_ns / pw->incumbent->median_ns);
+          break;
+        }
+      }
+    }
+    if (slowdowns.empty()) continue;
+    const MedianBound b = median_lower_bound(slowdowns, config_.pair_confidence);
+    if (b.bound > 1.0) {
+      std::ostringstream os;
+      os.precision(4);
+      os << "workload " << name << " is slower than on the incumbent: median speedup "
+         << 1.0 / median(slowdowns) << ", upper bound " << 1.0 / b.bound << " < 1 ("
+         << 100.0 * b.confidence << "% confidence, " << slowdowns.size()
+         << " pairs); a kept candidate's gates slow no workload";
+      return std::make_pair(name, os.str());
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::pair<std::string, double>> GuardCore::sol_floors(
     const fb::CandidateEvaluatedT& evaluation) const {
   std::vector<std::pair<std::string, double>> floors;
@@ -506,12 +550,20 @@ GuardOutcome GuardCore::decide(const fb::CandidateProposedT& proposal,
   const MedianBound b = median_lower_bound(ratios, config_.pair_confidence);
   d.paired_bound = b.bound;
   d.paired_confidence = b.confidence;
-  const bool keep = b.bound > 1.0 + d.margin;
+  bool keep = b.bound > 1.0 + d.margin;
+  const auto slower =
+      keep ? slower_workload(proposal.candidate_hash, d.incumbent_hash, *logged, have)
+           : std::nullopt;
+  keep = keep && !slower;
   os << "paired against " << d.incumbent_hash.substr(0, 12) << " (" << have
      << " pairs): median speedup " << d.paired_ratio << ", lower bound " << b.bound << " ("
-     << 100.0 * b.confidence << "% confidence) " << (keep ? ">" : "<=") << " 1 + " << d.margin
-     << "; unpaired score " << d.score << (was_keep ? " > " : " <= ") << "incumbent "
+     << 100.0 * b.confidence << "% confidence) " << (keep || slower ? ">" : "<=") << " 1 + "
+     << d.margin << "; unpaired score " << d.score << (was_keep ? " > " : " <= ") << "incumbent "
      << d.incumbent_score;
+  if (slower) {
+    os << "; but " << slower->second;
+    d.slower_workload = slower->first;
+  }
   d.reason = os.str();
   if (keep) {
     d.verdict = fb::Verdict::KEEP;

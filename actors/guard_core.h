@@ -43,6 +43,18 @@
 // fall under a 2% margin. "all", and every log without the entry: the gain is the score over
 // the incumbent's score, over every workload, as before the scope existed. The score stays
 // the geometric mean over every workload of the evaluation's speedups over the baseline.
+//
+// Slower workloads ([guard] slower_workloads, recorded in CampaignStarted's software as
+// slower_workloads). "revert" (the default): a paired KEEP also needs none of the candidate's
+// gates that differ from its incumbent's variant on their workload to be slower there: on each
+// such workload the pairs' ratios T_candidate / T_incumbent of that workload alone are tested as
+// the margin's are, and a lower bound above 1 (slower at pair_confidence) makes the candidate a
+// REVERT naming the workload (Decision.slower_workload, which the gater reads). So a gate table
+// that wins 5% on one workload cannot carry a gate that costs 0.4% on another; the table
+// without it is a candidate of its own. A changed base (one kernel for every workload) is
+// traded off across workloads by the margin alone. "allow", and every log without the entry:
+// the margin alone decides. Unpaired decisions (pairs = 0) have no per-workload evidence and are
+// decided by the margin alone.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -71,6 +83,11 @@ inline constexpr double kCudaSolMargin = 0.5;
 inline constexpr const char* kMarginScopeKey = "margin_scope";
 inline constexpr const char* kScopeChanged = "changed";
 inline constexpr const char* kScopeAll = "all";
+// CampaignStarted's software entry for slower workloads: kSlowerRevert or kSlowerAllow. A log
+// without it is decided, and verified, with kSlowerAllow.
+inline constexpr const char* kSlowerWorkloadsKey = "slower_workloads";
+inline constexpr const char* kSlowerRevert = "revert";
+inline constexpr const char* kSlowerAllow = "allow";
 // The configured margin, else the backend's default ("cuda": kCudaSolMargin, else host's).
 double sol_margin_for(std::optional<double> configured, const std::string& backend);
 
@@ -154,6 +171,15 @@ class GuardCore {
   // the workloads on which `candidate` runs another variant than `incumbent`; every workload
   // with the "all" scope or where either candidate's form is unknown.
   std::vector<bool> in_scope(const std::string& candidate, const std::string& incumbent) const;
+  // Per workload (problem order): whether `candidate` runs another variant there than
+  // `incumbent` (every workload where either candidate's form is unknown), whatever the scope.
+  std::vector<bool> changed(const std::string& candidate, const std::string& incumbent) const;
+  // With kSlowerRevert: the first workload on which `candidate` has a gate other than
+  // `incumbent`'s variant there that the pairs show slower than `incumbent` at pair_confidence,
+  // and the REVERT's reason; nothing when there is none.
+  std::optional<std::pair<std::string, std::string>> slower_workload(
+      const std::string& candidate, const std::string& incumbent,
+      const std::vector<fb::PairMeasuredT>& pairs, size_t have) const;
   // The incumbent's per-workload speedups over the baseline, from its KEEP (ones for the
   // baseline), or null when they are not known (then the gain is taken over every workload).
   const std::vector<double>* kept_speedups(const std::string& hash) const;
@@ -167,6 +193,7 @@ class GuardCore {
   bool campaign_plateau_ = false;
   bool paired_log_ = true;      // until a CampaignStarted without the marker says otherwise
   bool changed_scope_ = false;  // the "changed" margin scope (CampaignStarted says so)
+  bool revert_slower_ = false;  // slower_workloads = "revert" (CampaignStarted says so)
   std::map<std::string, problem::Candidate> candidates_;      // hash -> proposed form
   std::map<std::string, std::vector<double>> kept_speedups_;  // hash -> its KEEP's speedups
 };

@@ -74,6 +74,9 @@ void CampaignView::apply(const events::Event& e) {
       if (r == nullptr) break;
       const bool is_baseline = r->agent == kCampaignActor && r->move == kBaselineMove;
       if (p->verdict == fb::Verdict::STOP) break;
+      if (!p->slower_workload.empty()) {
+        slower_[p->slower_workload].insert(r->candidate.variant_for(p->slower_workload).key());
+      }
       // A duplicate proposal is decided again for its proposer; the record keeps its first
       // verdict unless this one is a KEEP.
       if (!r->verdict || p->verdict == fb::Verdict::KEEP) {
@@ -108,6 +111,11 @@ void CampaignView::apply(const events::Event& e) {
     default:
       break;
   }
+}
+
+bool CampaignView::slower_on(const std::string& workload, const problem::Variant& variant) const {
+  auto it = slower_.find(workload);
+  return it != slower_.end() && it->second.count(variant.key()) != 0;
 }
 
 }  // namespace arc::actors

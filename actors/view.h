@@ -69,6 +69,9 @@ class CampaignView {
   const CandidateRecord* best() const;
   // Number of decided candidates excluding the baseline and STOP verdicts.
   uint32_t decided() const { return decided_; }
+  // Whether a REVERT showed `variant` slower on `workload` than its incumbent's there, in pairs
+  // (Decision.slower_workload): a gate that is not to be composed again.
+  bool slower_on(const std::string& workload, const problem::Variant& variant) const;
 
  private:
   CandidateRecord* mutable_find(const std::string& hash);
@@ -80,6 +83,8 @@ class CampaignView {
   std::map<std::string, Incumbent> incumbents_;
   std::vector<std::string> agents_;
   std::string baseline_hash_;
+  // workload -> the keys of the variants shown slower there (slower_on()).
+  std::map<std::string, std::unordered_set<std::string>> slower_;
   std::string best_hash_;
   uint64_t last_seq_ = 0;
   uint32_t decided_ = 0;

@@ -152,6 +152,7 @@ void text_payload(Line& l, const fb::PayloadUnion& p) {
       if (x.pairs != 0) {
         l.u("pairs", x.pairs).d("paired_ratio", x.paired_ratio).d("paired_bound", x.paired_bound);
       }
+      l.opt("slower_workload", x.slower_workload);
       l.u("eval_seq", x.evaluation_seq).opt("reason", x.reason);
       break;
     }
@@ -369,7 +370,8 @@ json json_payload(const fb::PayloadUnion& p) {
               {"pairs", x.pairs},
               {"paired_ratio", jnum(x.paired_ratio)},
               {"paired_bound", jnum(x.paired_bound)},
-              {"paired_confidence", jnum(x.paired_confidence)}};
+              {"paired_confidence", jnum(x.paired_confidence)},
+              {"slower_workload", x.slower_workload}};
     }
     case Payload::ConclusionRecorded: {
       const auto& x = *p.AsConclusionRecorded();

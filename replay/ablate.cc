@@ -108,10 +108,19 @@ Status apply_change(actors::CampaignConfig& c, const std::string& change) {
     c.margin_scope = v;
     return Status::ok();
   }
+  if (k == "slower_workloads") {
+    if (v != actors::kSlowerRevert && v != actors::kSlowerAllow) {
+      return Status::invalid_argument(
+          "ablation change '" + change +
+          "': expected slower_workloads=revert or slower_workloads=allow");
+    }
+    c.slower_workloads = v;
+    return Status::ok();
+  }
   return Status::invalid_argument("ablation change '" + change +
                                   "': expected one of agents, wins, traps, drafting, "
                                   "sibling_inspection, plateau_window, global_plateau, "
-                                  "margin_scope, skill, skill.AGENT");
+                                  "margin_scope, slower_workloads, skill, skill.AGENT");
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ std::string decision_difference(const fb::DecisionT& want, const fb::DecisionT& 
       want.speedups.size() != got.speedups.size() || want.pairs != got.pairs ||
       want.incumbent_hash != got.incumbent_hash ||
       !close_enough(want.paired_ratio, got.paired_ratio) ||
-      !close_enough(want.paired_bound, got.paired_bound)) {
+      !close_enough(want.paired_bound, got.paired_bound) ||
+      want.slower_workload != got.slower_workload) {
     return "decision differs: re-derived " + describe_decision(want) + ", logged " +
            describe_decision(got);
   }

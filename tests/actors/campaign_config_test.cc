@@ -76,6 +76,8 @@ TEST_F(CampaignConfigTest, ErrorsNameFileFieldAndExpectation) {
       {"traps = 4", "traps = -1", "memory.traps", "an integer in [1, 1073741824] or \"unbounded\""},
       {"traps = 4", "traps = 4\n[guard]\nmargin_scope = \"some\"", "guard.margin_scope",
        "expected \"changed\" or \"all\", got \"some\""},
+      {"traps = 4", "traps = 4\n[guard]\nslower_workloads = \"maybe\"", "guard.slower_workloads",
+       "expected \"revert\" or \"allow\", got \"maybe\""},
       {"skill = \"tiling\"", "skill = \"nosuch\"", "agents[0].skill", "a skill folder"},
       {"name = \"t1\"", "name = \"bad name\"", "agents[0].name", "letters, digits"},
       {"seed = 3", "seed = 3\ncolour = 1", "campaign.colour", "unknown field"},
@@ -119,6 +121,20 @@ TEST_F(CampaignConfigTest, MarginScopeDefaultsToChangedAndRoundTrips) {
   auto again = parse_campaign(campaign_text(*r), file_);
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_EQ(again->margin_scope, "all");
+}
+
+TEST_F(CampaignConfigTest, SlowerWorkloadsDefaultsToRevertAndRoundTrips) {
+  auto def = parse_campaign(good(), file_);
+  ASSERT_TRUE(def.ok()) << def.status().to_string();
+  EXPECT_EQ(def->slower_workloads, "revert");
+  std::string text = good();
+  text.replace(text.find("traps = 4"), 9, "traps = 4\n[guard]\nslower_workloads = \"allow\"");
+  auto r = parse_campaign(text, file_);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->slower_workloads, "allow");
+  auto again = parse_campaign(campaign_text(*r), file_);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->slower_workloads, "allow");
 }
 
 TEST_F(CampaignConfigTest, DuplicateAgentNamesAreRejected) {

@@ -30,8 +30,8 @@ class AgentCoreTest : public ::testing::Test {
   }
 
   AgentCore& add_agent(const std::string& name, uint32_t index, const std::string& skill) {
-    cores_.push_back(std::make_unique<AgentCore>(AgentSetup{name, index, skill, 7, true, true, nullptr},
-                                                 problem_, skills_));
+    cores_.push_back(std::make_unique<AgentCore>(
+        AgentSetup{name, index, skill, 7, true, true, nullptr}, problem_, skills_));
     return *cores_.back();
   }
 
@@ -194,6 +194,55 @@ TEST_F(AgentCoreTest, ShapeGateComposesPerWorkloadBest) {
       EXPECT_TRUE(c->variant_for("small") == small_fast.base);
       EXPECT_TRUE(c->variant_for("large") == large_fast.base);
       EXPECT_EQ(c->gates.size(), 1u);
+    }
+    log_proposal(p);
+  }
+  EXPECT_TRUE(gated);
+}
+
+// A REVERT whose pairs showed a variant slower on a workload (Decision.slower_workload) takes
+// that variant out of the gater's compositions for that workload: the composition falls back to
+// the next fastest variant there, so the gate table without the slow gate is proposed.
+TEST_F(AgentCoreTest, ShapeGateLeavesOutAVariantShownSlowerInPairs) {
+  AgentCore& a = add_agent("a1", 0, "shape-gate");
+  problem::Candidate small_fast = problem_.seed;
+  small_fast.base.knobs["TILE_M"] = "16";
+  problem::Candidate large_fast = problem_.seed;
+  large_fast.base.knobs["VEC"] = "4";
+  auto p1 = proposal("a2", small_fast, "m1");
+  apply(log_.add("a2", p1));
+  decide("a2", p1, {200, 9000}, fb::Verdict::REVERT, 1.3);
+  auto p2 = proposal("a2", large_fast, "m2");
+  apply(log_.add("a2", p2));
+  decide("a2", p2, {1200, 2000}, fb::Verdict::KEEP, 1.8);
+  // A composition gating large to large_fast's variant, reverted because that variant was
+  // slower on large in its pairs.
+  problem::Candidate table = small_fast;
+  table.gates["large"] = large_fast.base;
+  auto p3 = proposal("a2", table, "m3");
+  apply(log_.add("a2", p3));
+  apply(log_.add(kGuardActor, evaluation(p3.candidate_hash, {200, 2000})));
+  fb::DecisionT d;
+  d.agent = "a2";
+  d.candidate_hash = p3.candidate_hash;
+  d.verdict = fb::Verdict::REVERT;
+  d.score = 2.0;
+  d.slower_workload = "large";
+  apply(log_.add(kGuardActor, d));
+  ASSERT_TRUE(view_.slower_on("large", large_fast.base));
+  EXPECT_FALSE(view_.slower_on("small", large_fast.base));
+  EXPECT_FALSE(view_.slower_on("large", small_fast.base));
+  bool gated = false;
+  for (int i = 0; i < 8; ++i) {
+    Proposal p = a.propose(view_, memory_.recall("softmax"));
+    ASSERT_TRUE(p.proposed.has_value());
+    if (p.proposed->move.rfind("shape_gate:", 0) == 0) {
+      gated = true;
+      auto c = problem::Candidate::from_canonical(p.proposed->canonical);
+      ASSERT_TRUE(c.ok());
+      EXPECT_TRUE(c->variant_for("small") == small_fast.base) << p.proposed->canonical;
+      // The next fastest on large: the baseline's variant (8000 ns against small_fast's 9000).
+      EXPECT_TRUE(c->variant_for("large") == problem_.seed.base) << p.proposed->canonical;
     }
     log_proposal(p);
   }

@@ -18,8 +18,9 @@ using testing::proposal;
 class GuardScopeTest : public ::testing::Test {
  protected:
   // A campaign whose CampaignStarted names `scope` ("" for a log without the entry), with
-  // `pairs` paired decisions (0: decided from the evaluation alone).
-  void open(const std::string& scope, uint32_t pairs) {
+  // `pairs` paired decisions (0: decided from the evaluation alone), and `slower` as its
+  // slower_workloads entry ("" for none).
+  void open(const std::string& scope, uint32_t pairs, const std::string& slower = "") {
     problem_ = testing::toy_problem();
     GuardConfig gc{0.02, 50, "softmax", {"small", "large"}};
     gc.pairs = pairs;
@@ -33,6 +34,7 @@ class GuardScopeTest : public ::testing::Test {
     };
     add(kDecisionsKey, kPairedDecisions);
     if (!scope.empty()) add(kMarginScopeKey, scope);
+    if (!slower.empty()) add(kSlowerWorkloadsKey, slower);
     apply(log_.add(kCampaignActor, started));
     testing::open_campaign(log_, problem_, {"a1"}, [this](const events::Event& e) { apply(e); });
   }
@@ -58,19 +60,22 @@ class GuardScopeTest : public ::testing::Test {
     return out;
   }
   // Pair `index`: the candidate pair_small_ and pair_large_ times faster than the incumbent
-  // (1000 and 8000 ns) on small and large, within 0.2%.
+  // (1000 and 8000 ns) on small and large, within 0.2%; with large_noise_, large's ratio
+  // alternates 0.4% either side of pair_large_.
   fb::PairMeasuredT pair(const fb::CandidateProposedT& p, const std::string& incumbent,
                          uint32_t index, uint64_t seq) {
     const double jitter = 1 + 0.001 * (index % 3);
+    const double large = large_noise_ ? (index % 2 == 0 ? 1.004 : 1 / 1.004) : jitter;
     return testing::pair_measured(p, incumbent, index, seq,
                                   {{"small", 1000 / (pair_small_ * jitter), 1000},
-                                   {"large", 8000 / (pair_large_ * jitter), 8000}});
+                                   {"large", 8000 / (pair_large_ * large), 8000}});
   }
 
   problem::Problem problem_;
   std::unique_ptr<GuardCore> core_;
   LogBuilder log_;
   double pair_small_ = 1.0, pair_large_ = 1.0;
+  bool large_noise_ = false;
 };
 
 // 4% on one workload of two is 1.98% over both: under a 2% margin over all, over it where
@@ -175,6 +180,69 @@ TEST_F(GuardScopeTest, TheNextCandidateIsComparedWithTheKeptSpeedups) {
   auto r = proposal("a1", gated(first, "large", "64"), "shape_gate:2_gates");
   EXPECT_EQ(decide(r, evaluation(r.candidate_hash, {1000, 8000 / 1.15})).decision.verdict,
             fb::Verdict::KEEP);
+}
+
+// Slower workloads (actors/guard_core.h): a gate table winning 5% on small whose gate on large
+// is 0.4% slower in every pair is kept by the margin alone and reverted with "revert", naming
+// large; the same table whose large is only noisy (either side of 1) is kept.
+TEST_F(GuardScopeTest, AChangedWorkloadSlowerInThePairsRevertsTheCandidate) {
+  const auto two_gates = [this] {
+    return proposal("a1", gated(gated(problem_.seed, "small", "16"), "large", "32"),
+                    "shape_gate:2_gates");
+  };
+  for (const std::string slower : {kSlowerRevert, kSlowerAllow, ""}) {
+    log_ = LogBuilder();
+    open(kScopeChanged, 10, slower);
+    auto p = two_gates();
+    pair_small_ = 1.05;
+    pair_large_ = 1 / 1.004;
+    large_noise_ = false;
+    auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.05, 8000}));
+    ASSERT_EQ(out.decision.pairs, 10u) << out.decision.reason;
+    EXPECT_GT(out.decision.paired_bound, 1.02) << out.decision.reason;
+    if (slower == kSlowerRevert) {
+      EXPECT_EQ(out.decision.verdict, fb::Verdict::REVERT) << out.decision.reason;
+      EXPECT_NE(out.decision.reason.find("workload large is slower than on the incumbent"),
+                std::string::npos)
+          << out.decision.reason;
+      EXPECT_EQ(out.decision.slower_workload, "large");
+      EXPECT_FALSE(out.conclusion.has_value());
+    } else {
+      EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << slower << ": " << out.decision.reason;
+    }
+  }
+  log_ = LogBuilder();
+  open(kScopeChanged, 10, kSlowerRevert);
+  auto p = two_gates();
+  pair_small_ = 1.05;
+  pair_large_ = 1.0;
+  large_noise_ = true;
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.05, 8000}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
+}
+
+// A changed base is one kernel for every workload: 0.4% slower on large while 10% faster on
+// small is a trade-off the margin judges, not a slow gate.
+TEST_F(GuardScopeTest, ABaseChangeSlowerOnOneWorkloadIsJudgedByTheMarginAlone) {
+  open(kScopeChanged, 10, kSlowerRevert);
+  problem::Candidate c = problem_.seed;
+  c.base.knobs["TILE_M"] = "16";
+  auto p = proposal("a1", c, "knob:TILE_M=16");
+  pair_small_ = 1.10;
+  pair_large_ = 1 / 1.004;
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.1, 8000}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
+  EXPECT_EQ(out.decision.slower_workload, "");
+}
+
+// An unchanged workload slower in every pair (drift on the same kernel) is not the candidate's.
+TEST_F(GuardScopeTest, AnUnchangedWorkloadSlowerInThePairsIsNotHeldAgainstIt) {
+  open(kScopeAll, 10, kSlowerRevert);
+  auto p = proposal("a1", gated(problem_.seed, "small", "16"), "shape_gate:1_gates");
+  pair_small_ = 1.10;
+  pair_large_ = 1 / 1.004;
+  auto out = decide(p, evaluation(p.candidate_hash, {1000 / 1.1, 8000}));
+  EXPECT_EQ(out.decision.verdict, fb::Verdict::KEEP) << out.decision.reason;
 }
 
 }  // namespace

@@ -66,10 +66,12 @@ double best_over_seeds(const replay::AblationReport& r) {
 // memory.
 std::vector<events::Event> replayed(const std::string& p, std::vector<fs::path> from, uint64_t seed,
                                     uint64_t resample, const std::string& name,
-                                    const std::string& margin_scope = "") {
+                                    const std::string& margin_scope = "",
+                                    const std::string& slower_workloads = "") {
   auto config = actors::load_campaign(campaign(p));
   EXPECT_TRUE(config.ok()) << config.status().to_string();
   if (config.ok() && !margin_scope.empty()) config->margin_scope = margin_scope;
+  if (config.ok() && !slower_workloads.empty()) config->slower_workloads = slower_workloads;
   actors::RunOptions o;
   o.run_dir = testing::scratch_path("h200-replay", p + "-" + name);
   o.seed = seed;
@@ -197,9 +199,10 @@ TEST(H200Replay, TheLiveSeedReplayedReachesTheLiveBest) {
       EXPECT_GE(from_sweep.best_score, live_score);
     }
 
-    // The live campaigns were decided before the margin had a scope, i.e. over every workload.
-    const auto from_live =
-        replay::summarize(replayed(p, {live(p), sweep(p)}, 1, 0, "live", actors::kScopeAll));
+    // The live campaigns were decided before the margin had a scope, i.e. over every workload,
+    // and before slower workloads were reverted.
+    const auto from_live = replay::summarize(
+        replayed(p, {live(p), sweep(p)}, 1, 0, "live", actors::kScopeAll, actors::kSlowerAllow));
     EXPECT_EQ(from_live.best_hash, live_hash);
     EXPECT_EQ(from_live.best_score, live_score);
     EXPECT_EQ(from_live.candidates, live_candidates);

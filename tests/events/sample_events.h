@@ -131,6 +131,7 @@ inline Event sample_event(fb::Payload type, int n = 1) {
       p.paired_ratio = 1.04;
       p.paired_bound = 1.01;
       p.paired_confidence = 0.989;
+      p.slower_workload = "large";
       return make_event("guard", std::move(p));
     }
     case fb::Payload::ConclusionRecorded: {
