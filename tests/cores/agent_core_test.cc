@@ -54,6 +54,22 @@ class AgentCoreTest : public ::testing::Test {
     apply(log_.add(kGuardActor, d));
   }
 
+  // Agent a2's two candidates, each the fastest on one workload: TILE_M = 16 on small
+  // (reverted), VEC = 4 on large (kept).
+  std::pair<problem::Candidate, problem::Candidate> fast_on_one_workload_each() {
+    problem::Candidate small_fast = problem_.seed;
+    small_fast.base.knobs["TILE_M"] = "16";
+    problem::Candidate large_fast = problem_.seed;
+    large_fast.base.knobs["VEC"] = "4";
+    auto p1 = proposal("a2", small_fast, "m1");
+    apply(log_.add("a2", p1));
+    decide("a2", p1, {200, 9000}, fb::Verdict::REVERT, 1.3);
+    auto p2 = proposal("a2", large_fast, "m2");
+    apply(log_.add("a2", p2));
+    decide("a2", p2, {1200, 2000}, fb::Verdict::KEEP, 1.8);
+    return {small_fast, large_fast};
+  }
+
   problem::Problem problem_;
   std::vector<skills::Skill> skills_;
   CampaignView view_;
@@ -173,16 +189,7 @@ TEST_F(AgentCoreTest, PlateauDraftsAndAdoptsAFasterSibling) {
 
 TEST_F(AgentCoreTest, ShapeGateComposesPerWorkloadBest) {
   AgentCore& a = add_agent("a1", 0, "shape-gate");
-  problem::Candidate small_fast = problem_.seed;
-  small_fast.base.knobs["TILE_M"] = "16";
-  problem::Candidate large_fast = problem_.seed;
-  large_fast.base.knobs["VEC"] = "4";
-  auto p1 = proposal("a2", small_fast, "m1");
-  apply(log_.add("a2", p1));
-  decide("a2", p1, {200, 9000}, fb::Verdict::REVERT, 1.3);
-  auto p2 = proposal("a2", large_fast, "m2");
-  apply(log_.add("a2", p2));
-  decide("a2", p2, {1200, 2000}, fb::Verdict::KEEP, 1.8);
+  const auto [small_fast, large_fast] = fast_on_one_workload_each();
   bool gated = false;
   for (int i = 0; i < 6 && !gated; ++i) {
     Proposal p = a.propose(view_, memory_.recall("softmax"));
@@ -205,16 +212,7 @@ TEST_F(AgentCoreTest, ShapeGateComposesPerWorkloadBest) {
 // the next fastest variant there, so the gate table without the slow gate is proposed.
 TEST_F(AgentCoreTest, ShapeGateLeavesOutAVariantShownSlowerInPairs) {
   AgentCore& a = add_agent("a1", 0, "shape-gate");
-  problem::Candidate small_fast = problem_.seed;
-  small_fast.base.knobs["TILE_M"] = "16";
-  problem::Candidate large_fast = problem_.seed;
-  large_fast.base.knobs["VEC"] = "4";
-  auto p1 = proposal("a2", small_fast, "m1");
-  apply(log_.add("a2", p1));
-  decide("a2", p1, {200, 9000}, fb::Verdict::REVERT, 1.3);
-  auto p2 = proposal("a2", large_fast, "m2");
-  apply(log_.add("a2", p2));
-  decide("a2", p2, {1200, 2000}, fb::Verdict::KEEP, 1.8);
+  const auto [small_fast, large_fast] = fast_on_one_workload_each();
   // A composition gating large to large_fast's variant, reverted because that variant was
   // slower on large in its pairs.
   problem::Candidate table = small_fast;
