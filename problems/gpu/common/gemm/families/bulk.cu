@@ -127,7 +127,8 @@ __device__ __forceinline__ void consumers_sync() {
 // One block per SM at least is all the launch bounds ask: without it NVRTC holds a cluster
 // kernel to 96 registers and spills.
 // grid (cdiv(n, BLOCK_N) * cdiv(m, TILE_M) * SPLIT_K), block 32 * (WARPS + 1), shared
-// max(STAGES * (BLOCK_N + TILE_M) * (BLOCK_K * 2 + 64), WARPS * TILE_M * (BLOCK_N + 4) * 4) bytes.
+// max(STAGES * (BLOCK_N + TILE_M) * kStride, WARPS * TILE_M * (BLOCK_N + 4) * 4) bytes, kStride
+// = BLOCK_K * (2 in bf16, 1 in e4m3) + 64.
 extern "C" __global__ void
 #if SPLIT_K > 1
 __cluster_dims__(SPLIT_K, 1, 1)
