@@ -75,10 +75,13 @@ for part in "${parts[@]}"; do
       "$arcd" sweep "$sk/$problem" --family "$family" --sample "$sample" --seed "$seed" \
         --campaign "$sk/campaign.toml" --run-dir "$out/skinny-$problem-$family" --quiet \
         > "$out/skinny-sweep-$problem.txt" 2>&1
-      say "skinny-sweep $problem $family: exit $?, $(($(date +%s) - t0)) s; $(tail -1 "$out/skinny-sweep-$problem.txt")"
-      mapfile -t names < <(sed -n '/^\[\[workloads\]\]/{n;s/^name = "\(.*\)"/\1/p}' "$sk/$problem/problem.toml")
-      python3 "$root/tools/skinny_top.py" "$(tool arc-replay tools)" "$out/skinny-$problem-$family" \
-        "${names[@]}" | tee -a "$report"
+      rc=$?
+      say "skinny-sweep $problem $family: exit $rc, $(($(date +%s) - t0)) s; $(tail -1 "$out/skinny-sweep-$problem.txt")"
+      if [ $rc -eq 0 ]; then
+        mapfile -t names < <(sed -n '/^\[\[workloads\]\]/{n;s/^name = "\(.*\)"/\1/p}' "$sk/$problem/problem.toml")
+        python3 "$root/tools/skinny_top.py" "$(tool arc-replay tools)" "$out/skinny-$problem-$family" \
+          "${names[@]}" | tee -a "$report"
+      fi
       ;;
     campaigns)
       for p in "${problems[@]}"; do
