@@ -211,13 +211,7 @@ __launch_bounds__(kThreads, 1) bulk_gemm(arc_args a) {
   } else {
     // Consumers.
     const int cw = warp - 1, g = lane >> 2, t = lane & 3;
-    float acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.0f;
+    float acc[MT][NT][4] = {};
     const u32x4 zero = {0u, 0u, 0u, 0u};
 
     for (int i = 0; i < k_blocks; ++i) {
